@@ -1,0 +1,538 @@
+"""The index: chunk vectors and paper records in Chroma, plus the BM25 keyword index.
+
+Ingest is idempotent and safe to interrupt: a paper's record is written after its chunks,
+so a paper only counts as stored once all of it is; a re-run redoes anything unfinished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock, Timeout
+from langchain_core.embeddings import Embeddings
+
+from rag.chunking import Chunk, TokenCounter, chunk_paper
+from rag.keyword import KeywordIndex
+from rag.loaders import Paper
+from rag.models import embeddings_name
+from rag.settings import Settings
+
+SCHEMA = 1
+PAPERS_PER_BATCH = 64
+
+
+class StoreError(RuntimeError):
+    """The index cannot be opened or reached; the message says what to do."""
+
+
+class IndexMissingError(StoreError):
+    pass
+
+
+class IndexMismatchError(StoreError):
+    pass
+
+
+@dataclass
+class IngestReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    embedded_chunks: int = 0
+    embedded_tokens: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class DenseHit:
+    chunk_id: str
+    paper_id: str
+    similarity: float
+
+
+@dataclass
+class Manifest:
+    embedding_model: str
+    chunk_max_tokens: int
+    chunk_overlap: int
+    generation: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "embedding_model": self.embedding_model,
+            "chunk_max_tokens": self.chunk_max_tokens,
+            "chunk_overlap": self.chunk_overlap,
+            "generation": self.generation,
+        }
+
+    def describe(self) -> str:
+        return (
+            f"embedding model {self.embedding_model}, chunks of {self.chunk_max_tokens} tokens "
+            f"with {self.chunk_overlap} sentence(s) overlap"
+        )
+
+
+def make_client(settings: Settings, create: bool = False) -> Any:
+    """A Chroma client: on disk under store.index_dir, or a server (store.mode = 'http')."""
+    import chromadb
+
+    store = settings.store
+    chroma_settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=True)
+    if store.mode == "http":
+        try:
+            client = chromadb.HttpClient(
+                host=store.host,
+                port=store.port,
+                ssl=store.ssl,
+                headers=server_headers(settings),
+                settings=chroma_settings,
+            )
+            client.heartbeat()
+            return client
+        except Exception as e:
+            raise StoreError(
+                f"cannot reach the Chroma server at {server_url(settings)} ({_reason(e)}); "
+                "start it with `chroma run --path DIR --port PORT`, or set store.mode = "
+                "'embedded'"
+            ) from None
+    path = store.index_dir / "chroma"
+    if not create and not (path / "chroma.sqlite3").exists():
+        raise IndexMissingError(
+            f"no index at {store.index_dir}: build it with `rag ingest --index {store.index_dir}`"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+            raise PermissionError(f"permission denied: {path}")
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    except Exception as e:
+        raise StoreError(
+            f"cannot open the index at {store.index_dir} ({_reason(e)}); check the folder, or "
+            "rebuild it with `rag ingest --rebuild`"
+        ) from None
+
+
+def server_url(settings: Settings) -> str:
+    scheme = "https" if settings.store.ssl else "http"
+    return f"{scheme}://{settings.store.host}:{settings.store.port}"
+
+
+def server_headers(settings: Settings) -> dict[str, str]:
+    """Auth for the Chroma server, from the environment only (never from a file)."""
+    headers: dict[str, str] = {}
+    raw = os.environ.get(settings.store.headers_env)
+    if raw:
+        try:
+            headers.update({str(k): str(v) for k, v in json.loads(raw).items()})
+        except (ValueError, AttributeError):
+            raise StoreError(f"{settings.store.headers_env} must be a JSON object") from None
+    token = os.environ.get(settings.store.auth_token_env)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def _reason(error: Exception) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0][:200] or type(error).__name__
+
+
+class PaperIndex:
+    """Chunks and papers in Chroma plus BM25, for one embedding model and chunking setup."""
+
+    def __init__(self, client: Any, settings: Settings, embeddings: Embeddings) -> None:
+        self.client = client
+        self.settings = settings
+        self.embeddings = embeddings
+        self.wanted = Manifest(
+            embedding_model=embeddings_name(embeddings),
+            chunk_max_tokens=settings.chunking.max_tokens,
+            chunk_overlap=settings.chunking.overlap_sentences,
+        )
+        prefix = settings.store.collection
+        self.chunks_name, self.papers_name = f"{prefix}_chunks", f"{prefix}_papers"
+        self._chunks: Any = None
+        self._papers: Any = None
+        self._keyword: KeywordIndex | None = None
+
+    @classmethod
+    def open(cls, settings: Settings, embeddings: Embeddings, create: bool = False) -> PaperIndex:
+        """Open the index; unless `create`, it must exist and match the configured models."""
+        index = cls(make_client(settings, create=create), settings, embeddings)
+        if not create:
+            index._attach()
+        return index
+
+    @property
+    def keyword_dir(self) -> Path:
+        store = self.settings.store
+        if store.mode == "http":
+            name = f"keyword-{store.host}-{store.port}-{store.collection}"
+            return store.index_dir / name.replace(":", "_").replace("/", "_")
+        return store.index_dir / "keyword"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.keyword_dir.with_name(self.keyword_dir.name + ".lock")
+
+    def _attach(self) -> None:
+        try:
+            self._chunks = self.client.get_collection(self.chunks_name, embedding_function=None)
+            self._papers = self.client.get_collection(self.papers_name, embedding_function=None)
+        except Exception as e:
+            if _is_not_found(e):
+                where = self._where()
+                raise IndexMissingError(
+                    f"no index in {where}: build it with `rag ingest`"
+                ) from None
+            raise self._store_error(e) from None
+        self.check_manifest()
+
+    def _where(self) -> str:
+        if self.settings.store.mode == "http":
+            return f"the Chroma server at {server_url(self.settings)}"
+        return str(self.settings.store.index_dir)
+
+    def _store_error(self, e: Exception) -> StoreError:
+        if self.settings.store.mode == "http":
+            return StoreError(
+                f"the Chroma server at {server_url(self.settings)} failed ({_reason(e)}); "
+                "check that it is running (`chroma run --path DIR --port PORT`)"
+            )
+        return StoreError(f"the index at {self._where()} failed: {_reason(e)}")
+
+    def manifest(self) -> Manifest:
+        meta = dict(self._chunks.metadata or {})
+        return Manifest(
+            embedding_model=str(meta.get("embedding_model", "?")),
+            chunk_max_tokens=int(meta.get("chunk_max_tokens", 0)),
+            chunk_overlap=int(meta.get("chunk_overlap", -1)),
+            generation=str(meta.get("generation", "")),
+        )
+
+    def check_manifest(self) -> None:
+        have = self.manifest()
+        want = self.wanted
+        if (have.embedding_model, have.chunk_max_tokens, have.chunk_overlap) != (
+            want.embedding_model,
+            want.chunk_max_tokens,
+            want.chunk_overlap,
+        ):
+            raise IndexMismatchError(
+                f"the index in {self._where()} was built with {have.describe()}, but the "
+                f"configuration asks for {want.describe()}: rebuild it with "
+                "`rag ingest --rebuild`, or change the configuration back"
+            )
+
+    # Ingest -------------------------------------------------------------------------
+
+    @contextmanager
+    def ingest_lock(self) -> Iterator[None]:
+        """One ingest at a time per index; a second one waits `store.lock_timeout` then fails."""
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.lock_path), timeout=self.settings.store.lock_timeout)
+        try:
+            with lock:
+                yield
+        except Timeout:
+            raise StoreError(
+                f"another `rag ingest` is writing to {self._where()} (lock {self.lock_path}); "
+                "wait for it to finish, or set store.lock_timeout to wait"
+            ) from None
+
+    def ingest(
+        self,
+        papers: list[Paper],
+        count_tokens: TokenCounter,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IngestReport:
+        """Store `papers`: new ones added, changed ones replaced, unchanged ones left alone."""
+        started = time.perf_counter()
+        report = IngestReport()
+        with self.ingest_lock():
+            try:
+                if rebuild:
+                    self._drop()
+                self._create()
+                self.check_manifest()
+                stored = self._stored_hashes([p.id for p in papers])
+                todo = [p for p in papers if stored.get(p.id) != p.content_hash]
+                report.updated = sum(1 for p in todo if p.id in stored)
+                report.added = len(todo) - report.updated
+                report.unchanged = len(papers) - len(todo)
+                if progress:
+                    progress(report.unchanged, len(papers))
+                for i in range(0, len(todo), PAPERS_PER_BATCH):
+                    batch = todo[i : i + PAPERS_PER_BATCH]
+                    chunks, tokens = self._store_batch(batch, count_tokens)
+                    report.embedded_chunks += chunks
+                    report.embedded_tokens += tokens
+                    if progress:
+                        progress(len(batch), len(papers))
+                keyword = KeywordIndex.load(self.keyword_dir)
+                if todo or keyword is None or keyword.generation != self.manifest().generation:
+                    self._refresh_keyword_index(new_generation=bool(todo))
+                report.chunks = self._chunks.count()
+            except StoreError:
+                raise
+            except Exception as e:
+                if _is_connection_error(e):
+                    raise self._store_error(e) from None
+                raise
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _drop(self) -> None:
+        for name in (self.chunks_name, self.papers_name):
+            try:
+                self.client.delete_collection(name)
+            except Exception as e:
+                if not _is_not_found(e):
+                    raise
+        shutil.rmtree(self.keyword_dir, ignore_errors=True)
+        self._keyword = None
+
+    def _create(self) -> None:
+        config = {"hnsw": {"space": "cosine"}}
+        self._chunks = self.client.get_or_create_collection(
+            self.chunks_name,
+            configuration=config,
+            metadata=self.wanted.as_metadata(),
+            embedding_function=None,
+        )
+        self._papers = self.client.get_or_create_collection(
+            self.papers_name, configuration=config, embedding_function=None
+        )
+
+    def _stored_hashes(self, ids: list[str]) -> dict[str, str]:
+        stored: dict[str, str] = {}
+        for i in range(0, len(ids), 1000):
+            got = self._papers.get(ids=ids[i : i + 1000], include=["metadatas"])
+            for pid, meta in zip(got["ids"], got["metadatas"], strict=True):
+                stored[pid] = str(meta.get("content_hash", ""))
+        return stored
+
+    def _store_batch(self, papers: list[Paper], count_tokens: TokenCounter) -> tuple[int, int]:
+        per_paper = [
+            chunk_paper(
+                p,
+                count_tokens,
+                self.settings.chunking.max_tokens,
+                self.settings.chunking.overlap_sentences,
+            )
+            for p in papers
+        ]
+        chunks = [c for cs in per_paper for c in cs]
+        texts = [c.text for c in chunks]
+        vectors = np.asarray(self.embeddings.embed_documents(texts), dtype=np.float32)
+        ids = [p.id for p in papers]
+        # Old chunks of changed papers, and any left by an interrupted run, go first.
+        self._chunks.delete(where={"paper_id": {"$in": ids}})
+        by_id = {p.id: p for p in papers}
+        self._add_chunks(chunks, vectors, by_id)
+        paper_vectors = []
+        row = 0
+        for cs in per_paper:
+            mean = vectors[row : row + len(cs)].mean(axis=0)
+            paper_vectors.append(mean / (np.linalg.norm(mean) or 1.0))
+            row += len(cs)
+        self._papers.upsert(
+            ids=ids,
+            embeddings=np.asarray(paper_vectors),
+            documents=[p.abstract for p in papers],
+            metadatas=[
+                paper_metadata(p) | {"n_chunks": len(cs)}
+                for p, cs in zip(papers, per_paper, strict=True)
+            ],
+        )
+        return len(chunks), sum(count_tokens(texts))
+
+    def _add_chunks(
+        self, chunks: list[Chunk], vectors: np.ndarray, by_id: dict[str, Paper]
+    ) -> None:
+        step = 1000
+        for i in range(0, len(chunks), step):
+            part = chunks[i : i + step]
+            self._chunks.add(
+                ids=[c.id for c in part],
+                embeddings=vectors[i : i + step],
+                documents=[c.text for c in part],
+                metadatas=[
+                    {
+                        "paper_id": c.paper_id,
+                        "index": c.index,
+                        "start": c.start,
+                        "end": c.end,
+                        "tier": by_id[c.paper_id].tier,
+                        "content_hash": by_id[c.paper_id].content_hash,
+                    }
+                    for c in part
+                ],
+            )
+
+    def _refresh_keyword_index(self, new_generation: bool) -> KeywordIndex:
+        manifest = self.manifest()
+        if new_generation or not manifest.generation:
+            manifest.generation = uuid.uuid4().hex
+            self._chunks.modify(
+                metadata=self.wanted.as_metadata() | {"generation": manifest.generation}
+            )
+        ids, paper_ids, texts = [], [], []
+        total = self._chunks.count()
+        for offset in range(0, total, 5000):
+            got = self._chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
+            ids += got["ids"]
+            paper_ids += [m["paper_id"] for m in got["metadatas"]]
+            texts += got["documents"]
+        keyword = KeywordIndex.build(ids, paper_ids, texts, manifest.generation)
+        keyword.save(self.keyword_dir)
+        self._keyword = keyword
+        return keyword
+
+    # Reading --------------------------------------------------------------------------
+
+    def keyword_index(self) -> KeywordIndex:
+        """The BM25 index, rebuilt from Chroma when it is missing or out of step."""
+        generation = self.manifest().generation
+        if self._keyword is None or self._keyword.generation != generation:
+            loaded = KeywordIndex.load(self.keyword_dir)
+            if loaded is None or loaded.generation != generation:
+                with self.ingest_lock():
+                    loaded = self._refresh_keyword_index(new_generation=False)
+            self._keyword = loaded
+        return self._keyword
+
+    def dense_search(
+        self, vector: list[float], n: int, tiers: list[str] | None = None
+    ) -> list[DenseHit]:
+        where = {"tier": {"$in": list(tiers)}} if tiers else None
+        n = min(n, self._chunks.count())
+        if n <= 0:
+            return []
+        try:
+            got = self._chunks.query(
+                query_embeddings=[vector],
+                n_results=n,
+                where=where,
+                include=["metadatas", "distances"],
+            )
+        except Exception as e:
+            raise self._store_error(e) from None
+        return [
+            DenseHit(cid, meta["paper_id"], 1.0 - float(dist))
+            for cid, meta, dist in zip(
+                got["ids"][0], got["metadatas"][0], got["distances"][0], strict=True
+            )
+        ]
+
+    def get_papers(self, ids: list[str]) -> dict[str, Paper]:
+        if not ids:
+            return {}
+        try:
+            got = self._papers.get(ids=ids, include=["documents", "metadatas"])
+        except Exception as e:
+            raise self._store_error(e) from None
+        return {
+            pid: paper_from_metadata(pid, doc, meta)
+            for pid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        }
+
+    def paper_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        got = self._papers.get(ids=ids, include=["embeddings"])
+        return {pid: np.asarray(v) for pid, v in zip(got["ids"], got["embeddings"], strict=True)}
+
+    def stats(self) -> dict[str, Any]:
+        try:
+            return {
+                "papers": self._papers.count(),
+                "chunks": self._chunks.count(),
+                "embedding_model": self.manifest().embedding_model,
+            }
+        except Exception as e:
+            raise self._store_error(e) from None
+
+
+def paper_metadata(paper: Paper) -> dict[str, Any]:
+    return {
+        "title": paper.title,
+        "decision": paper.decision,
+        "tier": paper.tier,
+        "url": paper.url,
+        "authors": "; ".join(paper.authors),
+        "keywords": "; ".join(paper.keywords),
+        "source": paper.source,
+        "position": paper.position,
+        "content_hash": paper.content_hash,
+        "extra": json.dumps(paper.extra, ensure_ascii=False, default=str),
+    }
+
+
+def paper_from_metadata(paper_id: str, abstract: str, meta: dict[str, Any]) -> Paper:
+    def split(value: Any) -> tuple[str, ...]:
+        return tuple(v for v in str(value or "").split("; ") if v)
+
+    return Paper(
+        id=paper_id,
+        title=str(meta.get("title", "")),
+        abstract=abstract,
+        authors=split(meta.get("authors")),
+        keywords=split(meta.get("keywords")),
+        decision=str(meta.get("decision", "")),
+        url=str(meta.get("url", "")),
+        source=str(meta.get("source", "")),
+        position=int(meta.get("position", 0)),
+        extra=json.loads(meta.get("extra") or "{}"),
+    )
+
+
+def _is_not_found(error: Exception) -> bool:
+    text = f"{type(error).__name__} {error}".lower()
+    return "notfound" in text or "does not exist" in text or "not found" in text
+
+
+def _is_connection_error(error: Exception) -> bool:
+    text = f"{type(error).__name__} {error}".lower()
+    return any(w in text for w in ("connect", "timeout", "timed out", "refused", "unreachable"))
+
+
+def build_index(
+    settings: Settings,
+    paths: list[Path] | None = None,
+    rebuild: bool = False,
+    embeddings: Embeddings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Load `paths` (default: the configured corpus) and ingest them into the index."""
+    from rag.chunking import token_counter
+    from rag.loaders import load_papers
+    from rag.models import load_tokenizer, make_embeddings
+
+    papers = load_papers(list(paths or settings.corpus_paths()))
+    embeddings = embeddings or make_embeddings(settings.embedding)
+    counter: list[TokenCounter] = []
+
+    def count_tokens(texts: Sequence[str]) -> list[int]:
+        # The tokenizer is loaded only when something needs embedding.
+        if not counter:
+            tokenizer = getattr(embeddings, "tokenizer", None) or load_tokenizer()
+            counter.append(token_counter(tokenizer))
+        return counter[0](texts)
+
+    index = PaperIndex.open(settings, embeddings, create=True)
+    return index.ingest(papers, count_tokens, rebuild=rebuild, progress=progress)

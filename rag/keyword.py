@@ -1,0 +1,92 @@
+"""The BM25 keyword index (bm25s), persisted beside the Chroma index and rebuilt from it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import bm25s
+
+_stemmer: Any = None
+
+
+def _tokenize(texts: list[str]) -> Any:
+    global _stemmer
+    if _stemmer is None:
+        import Stemmer
+
+        _stemmer = Stemmer.Stemmer("english")
+    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer, show_progress=False)
+
+
+@dataclass
+class KeywordIndex:
+    """BM25 over chunk texts; `chunk_ids[i]` and `paper_ids[i]` describe document i."""
+
+    retriever: bm25s.BM25 | None
+    chunk_ids: list[str]
+    paper_ids: list[str]
+    generation: str
+
+    @classmethod
+    def build(
+        cls, chunk_ids: list[str], paper_ids: list[str], texts: list[str], generation: str
+    ) -> KeywordIndex:
+        retriever = None
+        if texts:
+            retriever = bm25s.BM25()
+            retriever.index(_tokenize(texts), show_progress=False)
+        return cls(retriever, chunk_ids, paper_ids, generation)
+
+    def search(self, query: str, n: int) -> list[tuple[str, float]]:
+        """(chunk id, BM25 score) of the best `n` chunks with a positive score."""
+        if self.retriever is None or not query.strip():
+            return []
+        tokens = _tokenize([query])
+        if not tokens.vocab or not any(tokens.ids[0]):
+            return []
+        n = min(n, len(self.chunk_ids))
+        try:
+            docs, scores = self.retriever.retrieve(tokens, k=n, show_progress=False, n_threads=1)
+        except (ValueError, KeyError):
+            return []
+        return [
+            (self.chunk_ids[int(d)], float(s))
+            for d, s in zip(docs[0], scores[0], strict=True)
+            if s > 0
+        ]
+
+    def save(self, directory: Path) -> None:
+        """Write to a temporary folder, then swap it in, so readers never see half an index."""
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex}")
+        tmp.mkdir()
+        if self.retriever is not None:
+            self.retriever.save(str(tmp / "bm25"))
+        meta = {
+            "generation": self.generation,
+            "chunk_ids": self.chunk_ids,
+            "paper_ids": self.paper_ids,
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        old = directory.with_name(f".{directory.name}.old.{uuid.uuid4().hex}")
+        if directory.exists():
+            directory.rename(old)
+        tmp.rename(directory)
+        shutil.rmtree(old, ignore_errors=True)
+
+    @classmethod
+    def load(cls, directory: Path) -> KeywordIndex | None:
+        """The saved index, or None when there is none or it cannot be read."""
+        try:
+            meta = json.loads((directory / "meta.json").read_text())
+            retriever = None
+            if (directory / "bm25").exists():
+                retriever = bm25s.BM25.load(str(directory / "bm25"), mmap=False)
+            return cls(retriever, meta["chunk_ids"], meta["paper_ids"], meta["generation"])
+        except (OSError, ValueError, KeyError):
+            return None

@@ -1,0 +1,338 @@
+"""Load papers from the seed text format, JSONL or CSV, chosen by file extension.
+
+Every problem raises `LoadError` naming the file and, where there is one, the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SUFFIXES = (".txt", ".jsonl", ".csv")
+KNOWN_FIELDS = ("id", "title", "abstract", "authors", "keywords", "decision", "url")
+TIERS = ("Oral", "Spotlight", "Poster")
+
+
+class LoadError(ValueError):
+    """Bad input; the message says what is wrong and where (file, line)."""
+
+    def __init__(self, path: Path | str, message: str, line: int | None = None) -> None:
+        self.path, self.line = str(path), line
+        where = f"{path}, line {line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Paper:
+    id: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    decision: str = ""
+    url: str = ""
+    source: str = ""
+    position: int = 0
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def tier(self) -> str:
+        """Oral / Spotlight / Poster, or '' when the decision does not say."""
+        return next((t for t in TIERS if t.lower() in self.decision.lower()), "")
+
+    @property
+    def content_hash(self) -> str:
+        """Changes whenever anything that is indexed or displayed changes."""
+        fields = [self.title, self.abstract, list(self.authors), list(self.keywords)]
+        fields += [self.decision, self.url]
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
+
+
+def load_papers(paths: list[Path]) -> list[Paper]:
+    """Load every supported file under `paths`; ids must be unique across all of them."""
+    papers: list[Paper] = []
+    seen: dict[str, Paper] = {}
+    for path in _expand(paths):
+        for paper in load_file(path):
+            if paper.id in seen:
+                first = seen[paper.id]
+                raise LoadError(
+                    path,
+                    f"duplicate id {paper.id!r} (first seen in {first.source}, "
+                    f"line {first.position})",
+                    paper.position,
+                )
+            seen[paper.id] = paper
+            papers.append(paper)
+    return papers
+
+
+def _expand(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() in SUFFIXES)
+            if not found:
+                raise LoadError(path, f"no {', '.join(SUFFIXES)} files in this folder")
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            raise LoadError(path, "file not found")
+    return files
+
+
+def load_file(path: Path) -> list[Paper]:
+    loaders = {".txt": load_seed_text, ".jsonl": load_jsonl, ".csv": load_csv}
+    loader = loaders.get(path.suffix.lower())
+    if loader is None:
+        raise LoadError(path, f"unsupported file type; use one of {', '.join(SUFFIXES)}")
+    papers = loader(path)
+    if not papers:
+        raise LoadError(path, "no papers in this file")
+    return papers
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise LoadError(path, "file not found") from None
+    except OSError as e:
+        raise LoadError(path, f"cannot read: {e.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise LoadError(path, f"bytes that are not UTF-8 (at byte {e.start})", line) from None
+
+
+def load_seed_text(path: Path) -> list[Paper]:
+    """A header line, then one abstract per blank-line-separated paragraph, no titles."""
+    lines = _read_text(path).splitlines()
+    papers: list[Paper] = []
+    paragraph: list[str] = []
+    start = 0
+    for number, line in enumerate([*lines[1:], ""], start=2):
+        if line.strip():
+            if not paragraph:
+                start = number
+            paragraph.append(line.strip())
+        elif paragraph:
+            abstract = " ".join(paragraph)
+            papers.append(
+                Paper(
+                    id=f"{path.stem}-{len(papers) + 1:03d}",
+                    title=derive_label(abstract),
+                    abstract=abstract,
+                    source=path.name,
+                    position=start,
+                )
+            )
+            paragraph = []
+    return papers
+
+
+def load_jsonl(path: Path) -> list[Paper]:
+    papers = []
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as e:
+            reason = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+            raise LoadError(path, f"not valid JSON: {reason}", number) from None
+        if not isinstance(record, dict):
+            raise LoadError(path, "each line must be a JSON object", number)
+        papers.append(_paper_from_record(record, path, number))
+    return papers
+
+
+def load_csv(path: Path) -> list[Paper]:
+    text = _read_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    columns = [c.strip().lower() for c in reader.fieldnames or []]
+    if "abstract" not in columns:
+        raise LoadError(path, f"no 'abstract' column (columns: {', '.join(columns) or 'none'})", 1)
+    reader.fieldnames = columns
+    papers = []
+    try:
+        for row in reader:
+            if None in row:
+                raise LoadError(path, "more values than columns", reader.line_num)
+            record = {k: v for k, v in row.items() if v not in (None, "")}
+            papers.append(_paper_from_record(record, path, reader.line_num))
+    except csv.Error as e:
+        raise LoadError(path, f"not valid CSV: {e}", reader.line_num) from None
+    return papers
+
+
+def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
+    abstract = record.get("abstract")
+    if not isinstance(abstract, str):
+        problem = "no abstract" if abstract is None else "abstract is not text"
+        raise LoadError(path, problem, line)
+    abstract = " ".join(abstract.split())
+    if not abstract:
+        raise LoadError(path, "empty abstract", line)
+    text = {}
+    for key in ("id", "title", "decision", "url"):
+        value = record.get(key, "")
+        if value is None:
+            value = ""
+        if isinstance(value, (int, float)) and key == "id":
+            value = str(value)
+        if not isinstance(value, str):
+            raise LoadError(path, f"field {key!r} must be text", line)
+        text[key] = " ".join(value.split())
+    return Paper(
+        id=text["id"] or f"{path.stem}-{line:05d}",
+        title=text["title"] or derive_label(abstract),
+        abstract=abstract,
+        authors=_text_list(record.get("authors"), path, line, "authors"),
+        keywords=_text_list(record.get("keywords"), path, line, "keywords"),
+        decision=text["decision"],
+        url=text["url"],
+        source=path.name,
+        position=line,
+        extra={k: v for k, v in record.items() if k not in KNOWN_FIELDS},
+    )
+
+
+def _text_list(value: Any, path: Path, line: int, key: str) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return tuple(p.strip() for p in value.split(";") if p.strip())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(v.strip() for v in value if v.strip())
+    raise LoadError(path, f"field {key!r} must be a list of text or ';'-separated text", line)
+
+
+_INTRO = re.compile(
+    r"\b(?:propose|introduce|present|develop|call|name|dub|term|coin)(?:s|d|ed)?\b"
+    r"|\b(?:called|named|dubbed|termed|coined)\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*)(?![\w-])")
+_COMMON_ACRONYMS = {
+    "AI",
+    "LLM",
+    "LLMS",
+    "GNN",
+    "GNNS",
+    "PDE",
+    "PDES",
+    "ML",
+    "RL",
+    "NLP",
+    "CNN",
+    "CNNS",
+    "GPU",
+    "GPUS",
+    "CPU",
+    "API",
+    "ARM",
+    "ARMS",
+    "MDM",
+    "MDMS",
+    "SOTA",
+    "VLM",
+    "VLMS",
+    "MLLM",
+    "MLLMS",
+    "DNN",
+    "DNNS",
+    "ILP",
+    "ILPS",
+    "SOM",
+    "QA",
+    "IID",
+    "ODE",
+    "ODES",
+    "SDE",
+    "SDES",
+    "RAG",
+    "KV",
+    "US",
+    "UK",
+    "EU",
+    "TTS",
+    "ASR",
+    "OOD",
+    "MLP",
+    "MLPS",
+    "LM",
+    "LMS",
+    "GSM8K",
+    "RF",
+    "GBDT",
+    "PRM",
+    "PRMS",
+    "DPO",
+    "RLHF",
+    "SFT",
+    "BON",
+    "IT",
+    "OCR",
+    "FID",
+    "BERT",
+    "GPT",
+    "ROC",
+    "AUC",
+    "FLOPS",
+    "TPU",
+    "SGD",
+    "ADAM",
+    "MSE",
+    "ICL",
+    "COT",
+}
+
+
+def _looks_like_name(word: str) -> bool:
+    if word.upper() in _COMMON_ACRONYMS or len(word) < 3:
+        return False
+    if any(part.islower() for part in word.split("-")[1:]):
+        return False  # "PCA-based", "LLM-guided": a description, not a name
+    inner_caps = sum(c.isupper() for c in word[1:])
+    return (word[0].isupper() and inner_caps >= 1) or (word.isupper() and len(word) >= 3)
+
+
+_CAPITALISED_RUN = re.compile(
+    r"^(?:(?:a|an|the|novel|new)\s+)*((?:[A-Z][\w-]*\s+){1,4}[A-Z][\w-]*|[A-Z][\w-]*(?=[,:]))"
+)
+# Names after these words belong to prior work ("an extension of FlashAttention").
+_PRIOR_WORK = re.compile(r"\b(?:of|upon|like|such as|than|from|over|to)\b")
+
+
+def derive_label(abstract: str) -> str:
+    """A short label for an untitled abstract: the method it introduces, else its first gist."""
+    text = abstract.replace("**", "").replace("*", "")
+    for match in _INTRO.finditer(text):
+        window = text[match.end() : match.end() + 160].strip()
+        window = re.split(r"(?<=[.;:])\s", window, maxsplit=1)[0]
+        acronym = re.search(r"\(([^()]{2,24})\)", window)
+        if acronym and _looks_like_name(acronym.group(1).rstrip("s")):
+            return acronym.group(1)
+        run = _CAPITALISED_RUN.match(window)
+        if run and not _PRIOR_WORK.search(run.group(1)):
+            return run.group(1)
+        own = _PRIOR_WORK.split(" ".join(window.split()[:10]), maxsplit=1)[0]
+        names = [w for w in _NAME.findall(own) if _looks_like_name(w)]
+        if names:
+            return names[0]
+    return _gist(abstract)
+
+
+def _gist(abstract: str, words: int = 10) -> str:
+    first = re.split(r"(?<=[.!?])\s", abstract, maxsplit=1)[0].rstrip(".!?")
+    tokens = first.split()
+    return " ".join(tokens[:words]) + ("…" if len(tokens) > words else "")

@@ -1,0 +1,162 @@
+"""Hybrid retrieval: dense (Chroma) and BM25 ranks fused, grouped into papers, filtered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from rag.index import PaperIndex
+from rag.loaders import Paper
+from rag.settings import RetrievalSettings, Settings
+
+Mode = Literal["hybrid", "dense", "keyword"]
+
+
+@dataclass
+class Filters:
+    tiers: list[str] = field(default_factory=list)  # Oral / Spotlight / Poster
+    keywords: list[str] = field(default_factory=list)
+
+    def accepts(self, paper: Paper) -> bool:
+        if self.tiers and paper.tier not in self.tiers:
+            return False
+        wanted = {k.lower() for k in self.keywords}
+        return not wanted or bool(wanted & {k.lower() for k in paper.keywords})
+
+
+@dataclass
+class RetrievedPaper:
+    paper: Paper
+    score: float
+    similarity: float  # cosine similarity of the paper's best chunk to the question
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+
+
+@dataclass
+class Retriever:
+    index: PaperIndex
+    embeddings: Embeddings
+    settings: RetrievalSettings
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        filters: Filters | None = None,
+        diverse: bool = False,
+        mode: Mode = "hybrid",
+    ) -> list[RetrievedPaper]:
+        """The `k` best papers for `query`, one entry per paper, best first."""
+        k = k or self.settings.k
+        filters = filters or Filters()
+        query = query.strip()
+        if not query:
+            return []
+        fetch = self.settings.fetch_k
+        vector = self.embeddings.embed_query(query)
+        dense = self.index.dense_search(vector, fetch, filters.tiers or None)
+        similarity: dict[str, float] = {}
+        dense_ranks: dict[str, int] = {}
+        for hit in dense:
+            if hit.paper_id not in similarity:
+                dense_ranks[hit.paper_id] = len(dense_ranks)
+                similarity[hit.paper_id] = hit.similarity
+        keyword_ranks: dict[str, int] = {}
+        keyword_scores: dict[str, float] = {}
+        if mode != "dense":
+            keyword = self.index.keyword_index()
+            depth = fetch * (4 if filters.tiers or filters.keywords else 1)
+            lookup = dict(zip(keyword.chunk_ids, keyword.paper_ids, strict=True))
+            for chunk_id, score in keyword.search(query, depth):
+                pid = lookup[chunk_id]
+                if pid not in keyword_ranks:
+                    keyword_ranks[pid] = len(keyword_ranks)
+                    keyword_scores[pid] = score
+        if mode == "dense":
+            keyword_ranks = {}
+        if mode == "keyword":
+            dense_ranks = {}
+        fused = self._fuse(dense_ranks, keyword_ranks, similarity, keyword_scores)
+        ranked = sorted(fused, key=lambda pid: -fused[pid])
+        floor = min(similarity.values(), default=0.0)
+        results: list[RetrievedPaper] = []
+        wanted = k * 4 if diverse else k
+        for start in range(0, len(ranked), max(wanted, 20)):
+            ids = ranked[start : start + max(wanted, 20)]
+            papers = self.index.get_papers(ids)
+            for pid in ids:
+                paper = papers.get(pid)
+                if paper is None or not filters.accepts(paper):
+                    continue
+                results.append(
+                    RetrievedPaper(
+                        paper=paper,
+                        score=fused[pid],
+                        similarity=similarity.get(pid, floor),
+                        dense_rank=dense_ranks.get(pid),
+                        keyword_rank=keyword_ranks.get(pid),
+                    )
+                )
+            if len(results) >= wanted:
+                break
+        if diverse:
+            return self._mmr(results, k)
+        return results[:k]
+
+    def _fuse(
+        self,
+        dense_ranks: dict[str, int],
+        keyword_ranks: dict[str, int],
+        similarity: dict[str, float],
+        keyword_scores: dict[str, float],
+    ) -> dict[str, float]:
+        w = self.settings.dense_weight
+        fused: dict[str, float] = {}
+        if self.settings.fusion == "rrf" or not (dense_ranks and keyword_ranks):
+            c = self.settings.rrf_k
+            for pid, rank in dense_ranks.items():
+                fused[pid] = w / (c + rank + 1)
+            for pid, rank in keyword_ranks.items():
+                fused[pid] = fused.get(pid, 0.0) + (1 - w) / (c + rank + 1)
+            return fused
+        top_keyword = max(keyword_scores.values(), default=1.0) or 1.0
+        floor = min(similarity.values(), default=0.0)
+        for pid in set(dense_ranks) | set(keyword_ranks):
+            dense_part = similarity.get(pid, floor)
+            keyword_part = keyword_scores.get(pid, 0.0) / top_keyword
+            fused[pid] = w * dense_part + (1 - w) * keyword_part
+        return fused
+
+    def _mmr(self, candidates: list[RetrievedPaper], k: int) -> list[RetrievedPaper]:
+        """Maximal marginal relevance over paper vectors, for broad questions."""
+        if len(candidates) <= k:
+            return candidates
+        vectors = self.index.paper_vectors([c.paper.id for c in candidates])
+        matrix = np.stack([vectors[c.paper.id] for c in candidates])
+        scores = np.array([c.score for c in candidates])
+        relevance = (scores - scores.min()) / ((scores.max() - scores.min()) or 1.0)
+        lam = self.settings.mmr_lambda
+        chosen = [0]
+        while len(chosen) < k:
+            redundancy = (matrix @ matrix[chosen].T).max(axis=1)
+            value = lam * relevance - (1 - lam) * redundancy
+            value[chosen] = -np.inf
+            chosen.append(int(value.argmax()))
+        return [candidates[i] for i in chosen]
+
+
+def is_relevant(results: list[RetrievedPaper], threshold: float) -> bool:
+    """Whether any retrieved paper is close enough to the question to answer from."""
+    return any(r.similarity >= threshold for r in results)
+
+
+def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> Retriever:
+    """The retriever over the configured index, with the configured embeddings."""
+    from rag.models import make_embeddings
+
+    embeddings = embeddings or make_embeddings(settings.embedding)
+    return Retriever(PaperIndex.open(settings, embeddings), embeddings, settings.retrieval)

@@ -1,0 +1,190 @@
+"""One typed settings object: config/default.toml, then an optional user file, then RAG_ env vars.
+
+Environment variables use `__` between sections, e.g. `RAG_LLM__MODEL=openai:gpt-4o-mini`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+CONFIG_DIR = PROJECT_ROOT / "config"
+DEFAULT_CONFIG = CONFIG_DIR / "default.toml"
+BUNDLED_CORPUS = PROJECT_ROOT / "data" / "iclr2025"
+
+
+class ConfigError(ValueError):
+    """A configuration file or value is invalid; the message names the file and the key."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EmbeddingSettings(Section):
+    provider: Literal["local", "openai"] = Field(
+        "local", description="local: the bundled all-MiniLM-L6-v2; openai: OpenAI embeddings."
+    )
+    model: str = Field("all-MiniLM-L6-v2", description="Model name (OpenAI model for openai).")
+    backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+        "torch", description="Inference backend of the local model."
+    )
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per embedding call.")
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint for embeddings.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the embeddings key.")
+
+
+class ChunkingSettings(Section):
+    max_tokens: int = Field(
+        256, ge=32, le=8192, description="Word pieces per chunk, title and special tokens included."
+    )
+    overlap_sentences: int = Field(1, ge=0, le=5, description="Sentences repeated between windows.")
+
+
+class RetrievalSettings(Section):
+    k: int = Field(5, ge=1, le=50, description="Papers returned.")
+    fetch_k: int = Field(50, ge=1, le=1000, description="Chunks fetched from each retriever.")
+    fusion: Literal["rrf", "weighted"] = Field("rrf", description="How dense and BM25 combine.")
+    rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal rank fusion constant.")
+    dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="Dense share in fusion.")
+    relevance_threshold: float = Field(
+        0.3, ge=-1.0, le=1.0, description="Best-chunk cosine similarity below which we abstain."
+    )
+    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="Relevance vs diversity in MMR.")
+
+
+class LLMSettings(Section):
+    model: str = Field(
+        "auto", description="auto | offline | provider:model, e.g. openai:gpt-4o-mini."
+    )
+    auto_model: str = Field("openai:gpt-4o-mini", description="Model `auto` uses with a key.")
+    base_url: str | None = Field(None, description="OpenAI-compatible server, e.g. Ollama.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the API key.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    timeout: float = Field(60.0, gt=0, le=600, description="Seconds per request.")
+    max_tokens: int = Field(700, ge=16, le=32768)
+    max_retries: int = Field(3, ge=0, le=10, description="Retries on 429 and 5xx.")
+
+
+class StoreSettings(Section):
+    mode: Literal["embedded", "http"] = Field("embedded", description="Chroma on disk or server.")
+    index_dir: Path = Field(Path(".rag/index"), description="Embedded index (and BM25 cache).")
+    host: str = Field("127.0.0.1", description="Chroma server host (http mode).")
+    port: int = Field(8000, ge=1, le=65535)
+    ssl: bool = False
+    auth_token_env: str = Field(
+        "CHROMA_AUTH_TOKEN", description="Env var with a bearer token for the Chroma server."
+    )
+    headers_env: str = Field(
+        "CHROMA_HEADERS", description="Env var with extra headers as JSON for the Chroma server."
+    )
+    collection: str = Field("iclr2025", description="Collection name prefix.")
+    lock_timeout: float = Field(0.0, ge=0, description="Seconds an ingest waits for the lock.")
+
+
+class UISettings(Section):
+    feedback_path: Path = Field(Path(".rag/feedback.jsonl"), description="Thumbs up/down log.")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RAG_", env_nested_delimiter="__", extra="forbid", validate_assignment=True
+    )
+
+    corpus: list[Path] = Field(
+        default_factory=list, description="Files or folders to ingest; empty means the bundled one."
+    )
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)  # type: ignore[arg-type]
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)  # type: ignore[arg-type]
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)  # type: ignore[arg-type]
+    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
+    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
+    ui: UISettings = Field(default_factory=UISettings)  # type: ignore[arg-type]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Environment beats the TOML files, which arrive as init values.
+        return (env_settings, init_settings)
+
+    def corpus_paths(self) -> list[Path]:
+        return list(self.corpus) or [BUNDLED_CORPUS]
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _describe(error: ValidationError, source: str) -> ConfigError:
+    lines = [f"{source}: invalid configuration"]
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"])
+        lines.append(f"  {key}: {item['msg']}")
+    return ConfigError("\n".join(lines))
+
+
+def get_settings(
+    config: str | Path | None = None, overrides: dict[str, Any] | None = None
+) -> Settings:
+    """Load settings: default.toml < config (path or preset name) < env < overrides."""
+    files = [DEFAULT_CONFIG]
+    if config is not None:
+        files.append(resolve_config_path(config))
+    values: dict[str, Any] = {}
+    for path in files:
+        values = deep_merge(values, _read_toml(path))
+    source = " + ".join(str(p) for p in files) + " + RAG_* environment"
+    try:
+        settings = Settings(**values)
+    except ValidationError as e:
+        raise _describe(e, source) from None
+    return with_overrides(settings, overrides or {})
+
+
+def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
+    """Return a copy with nested overrides applied and validated (used for CLI flags)."""
+    if not overrides:
+        return settings
+    try:
+        return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
+    except ValidationError as e:
+        raise _describe(e, "command-line options") from None
+
+
+def resolve_config_path(config: str | Path) -> Path:
+    """A path, or the name of a preset in config/ (`offline`, `openai`, `local-server`...)."""
+    path = Path(config)
+    if path.exists() or path.suffix:
+        return path
+    return CONFIG_DIR / f"{config}.toml"
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.toml") if p.stem != "default")
