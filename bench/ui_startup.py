@@ -1,0 +1,205 @@
+"""Time the chat in a real browser: `streamlit run` to the first answer, then a warm answer.
+
+    .venv/bin/python bench/ui_startup.py --index .rag/index          # an index built by rag ingest
+    .venv/bin/python bench/ui_startup.py --index DIR --json
+
+Starts `streamlit run ui/app.py` on a free loopback port (offline answerer unless --model),
+drives Debian's Chromium with Playwright, asks one question as soon as the chat input
+shows, and prints the seconds from process start to the answer (with its source cards)
+on screen (and the CPU seconds the server used for it, which a busy machine does not
+inflate), then the time for a second, warm answer. Baselines from the same run:
+- a bare Streamlit script's first paint (what any Streamlit app costs to start);
+- `rag.answer.answer()` called in-process on a warm assistant (what the answer itself costs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 300_000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def streamlit(script: Path, env: dict[str, str]) -> Iterator[tuple[str, float, float, int]]:
+    """Run `streamlit run script`; yields (url, start time, seconds to /_stcore/health, pid)."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port)]
+    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"streamlit exited with {proc.returncode}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.read() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.05)
+        yield url, started, time.perf_counter() - started, proc.pid
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far: its cost, whatever else loads the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bare_first_paint(browser: Any, env: dict[str, str]) -> float:
+    """Seconds from `streamlit run` of a one-line script to its text in the browser."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "bare.py"
+        script.write_text('import streamlit as st\n\nst.write("bare streamlit is up")\n')
+        with streamlit(script, env) as (url, started, _, _):
+            page = browser.new_page()
+            page.goto(url)
+            page.get_by_text("bare streamlit is up").wait_for(timeout=TIMEOUT_MS)
+            seconds = time.perf_counter() - started
+            page.close()
+    return seconds
+
+
+def ask(page: Any, question: str, turn: int) -> float:
+    """Type `question`; seconds until its answer, cards and feedback widget are on screen."""
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.wait_for(timeout=TIMEOUT_MS)
+    box.fill(question)
+    sent = time.perf_counter()
+    box.press("Enter")
+    reply = page.get_by_test_id("stChatMessage").nth(2 * turn + 1)
+    reply.get_by_test_id("stFeedback").wait_for(timeout=TIMEOUT_MS)
+    return time.perf_counter() - sent
+
+
+def app_timings(browser: Any, env: dict[str, str], questions: list[str]) -> dict[str, float]:
+    with streamlit(ROOT / "ui" / "app.py", env) as (url, started, healthy, pid):
+        page = browser.new_page()
+        page.goto(url)
+        page.get_by_test_id("stChatInputTextArea").wait_for(timeout=TIMEOUT_MS)
+        input_shown = time.perf_counter() - started
+        ask(page, questions[0], 0)
+        first = time.perf_counter() - started
+        first_cpu = cpu_seconds(pid)
+        errors = page.get_by_test_id("stAlertContentError").count()
+        warm = ask(page, questions[1], 1)
+        page.close()
+    if errors:
+        raise SystemExit("the app showed an error instead of an answer; check the index")
+    return {
+        "server_healthy_s": healthy,
+        "chat_input_shown_s": input_shown,
+        "first_answer_s": first,
+        "server_cpu_s_at_first_answer": first_cpu,
+        "warm_answer_s": warm,
+    }
+
+
+def library_answer_seconds(env: dict[str, str], questions: list[str]) -> float:
+    """`answer()` in this process for the second question after the first, as the app did."""
+    os.environ.update({k: v for k, v in env.items() if k.startswith("RAG_")})
+    from rag.answer import answer, open_assistant
+    from rag.settings import get_settings
+
+    assistant = open_assistant(get_settings(env.get("RAG_CONFIG") or None))
+    answer(questions[0], assistant=assistant)
+    started = time.perf_counter()
+    answer(questions[1], assistant=assistant)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, default=ROOT / ".rag" / "index")
+    parser.add_argument("--model", default="offline", help="llm.model for the app")
+    parser.add_argument("--config", help="RAG_CONFIG for the app (a preset or a file)")
+    parser.add_argument(
+        "--question", default="How can attention masks be supported efficiently in FlashAttention?"
+    )
+    parser.add_argument("--second", default="Summarize the work on evaluating LLM unlearning")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if not (args.index / "chroma" / "chroma.sqlite3").exists():
+        raise SystemExit(f"no index at {args.index}: build it with `rag ingest --index DIR`")
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env.update(RAG_STORE__INDEX_DIR=str(args.index.resolve()), RAG_LLM__MODEL=args.model)
+    env["RAG_UI__FEEDBACK_PATH"] = str(Path(tempfile.gettempdir()) / "ui-bench-feedback.jsonl")
+    if args.config:
+        env["RAG_CONFIG"] = args.config
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        bare = bare_first_paint(browser, env)
+        app = app_timings(browser, env, [args.question, args.second])
+        browser.close()
+    library = library_answer_seconds(env, [args.question, args.second])
+    result = {
+        "index": str(args.index),
+        "cores": os.cpu_count(),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        **{k: round(v, 2) for k, v in app.items()},
+        "bare_streamlit_first_paint_s": round(bare, 2),
+        "library_warm_answer_s": round(library, 3),
+        "first_answer_vs_bare_streamlit": round(app["first_answer_s"] / bare, 2),
+        "warm_answer_vs_library": round(app["warm_answer_s"] / library, 2),
+        "target_first_answer_s": 10.0,
+    }
+    if args.json:
+        print(json.dumps(result))
+        return
+    width = max(map(len, result))
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""The chat in a real browser: `streamlit run ui/app.py` on a loopback port, driven by Chromium.
+
+Debian's /usr/bin/chromium through Playwright (no browser is downloaded). The index holds
+the seed papers plus one hostile paper whose title and abstract carry <script>, an
+<img onerror> and Markdown/Streamlit markup; all of it must show as text, and nothing may run.
+The screenshot lands in tests/artifacts/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag.index import build_index
+from rag.settings import BUNDLED_CORPUS, Settings
+from tests.conftest import make_settings
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(2)>"
+HOSTILE = {
+    "id": "QuokkaXSS01",
+    "title": f"QuokkaNet {SCRIPT}: counting quokkas [from](javascript:alert(4)) the air",
+    "abstract": (
+        "Counting wild quokkas on Rottnest Island from drone imagery is slow and error prone. "
+        "We introduce QuokkaNet, a detector that counts quokkas in aerial drone photographs "
+        f"{SCRIPT} even under dense shrubland cover. QuokkaNet renders {IMG} tiles at "
+        ":red[two] scales with $x^2$ **bold** cost and [a link](javascript:alert(3)). "
+        "On 1,200 annotated drone flights, QuokkaNet counts quokkas with 97% accuracy, "
+        "beating manual surveys."
+    ),
+    "authors": ["A. Tester"],
+    "decision": "Accept (Spotlight)",
+    "url": "https://openreview.net/forum?id=QuokkaXSS01",
+}
+QUESTION = "How does QuokkaNet count quokkas in drone images?"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"streamlit did not answer {url}/_stcore/health within {timeout:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def hostile_index(
+    tmp_path_factory: pytest.TempPathFactory, seed_settings: Settings, embeddings: Any
+) -> Path:
+    """A copy of the seed index with the hostile paper added."""
+    root = tmp_path_factory.mktemp("browser")
+    index_dir = root / "index"
+    shutil.copytree(seed_settings.store.index_dir, index_dir)
+    extra = root / "hostile.jsonl"
+    extra.write_text(json.dumps(HOSTILE) + "\n", encoding="utf-8")
+    report = build_index(make_settings(index_dir), [BUNDLED_CORPUS, extra], embeddings=embeddings)
+    assert report.added == 1
+    return index_dir
+
+
+@pytest.fixture(scope="module")
+def app_url(hostile_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`streamlit run ui/app.py` on a free loopback port, offline, over the hostile index."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env.pop("OPENAI_API_KEY", None)
+    env.update(
+        RAG_STORE__INDEX_DIR=str(hostile_index),
+        RAG_LLM__MODEL="offline",
+        RAG_UI__FEEDBACK_PATH=str(tmp_path_factory.mktemp("feedback") / "feedback.jsonl"),
+    )
+    log = (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("wb")
+    command = [sys.executable, "-m", "streamlit", "run", "ui/app.py", "--server.port", str(port)]
+    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def test_question_streams_a_cited_answer_and_markup_stays_text(
+    app_url: str, browser: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 1600}, accept_downloads=True)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(app_url)
+
+    # Ready: the sidebar shows the corpus, the offline banner says how to add a model.
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("39 papers", timeout=120_000)
+    expect(page.get_by_test_id("stAlert")).to_contain_text("OPENAI_API_KEY")
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(QUESTION)
+    box.press("Enter")
+
+    # The streamed answer, its [1] link and the card it points to.
+    messages = page.get_by_test_id("stChatMessage")
+    expect(messages.nth(0)).to_contain_text(QUESTION)
+    answer = messages.nth(1)
+    marker = answer.locator("a[href='#src-0-1']", has_text="[1]").first
+    expect(marker).to_be_visible(timeout=120_000)
+    expect(answer.get_by_test_id("stFeedback")).to_be_visible()
+    card_title = page.locator("h3#src-0-1")
+    expect(card_title).to_contain_text(f"[1] QuokkaNet {SCRIPT}: counting quokkas")
+    expect(answer).to_contain_text(f"aerial drone photographs {SCRIPT} even under")
+    card = page.locator("[class*='st-key-card-0-1-']")
+    expect(card).to_contain_text("Spotlight")
+    expect(card.get_by_role("link", name="OpenReview")).to_have_attribute("href", HOSTILE["url"])
+
+    marker.click()
+    expect(card_title).to_be_in_viewport()
+
+    # Open the card's abstract: every piece of markup is there as text, the quote marked.
+    details = card.get_by_test_id("stExpanderDetails")
+    expect(details).to_be_hidden()
+    card.get_by_test_id("stExpander").locator("summary").click()
+    expect(details).to_be_visible()
+    for text in (SCRIPT, IMG, ":red[two]", "$x^2$ **bold**", "[a link](javascript:alert(3))"):
+        expect(details).to_contain_text(text)
+    highlighted = details.locator(".stMarkdownColoredBackground")
+    expect(highlighted).to_have_count(1)
+    expect(highlighted).to_contain_text("QuokkaNet counts quokkas")
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    card.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "browser-answer.png"), full_page=True)
+
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator("a[href^='javascript']").count() == 0
+    scripts = page.locator("script").evaluate_all("els => els.map(e => e.textContent)")
+    assert not [s for s in scripts if "alert(" in s]
+    assert dialogs == []
+
+    # The download is the chat as Markdown with a numbered reference list.
+    with page.expect_download() as download_info:
+        page.get_by_test_id("stSidebar").get_by_role("button", name="Download chat").click()
+    saved = tmp_path / "chat.md"
+    download_info.value.save_as(saved)
+    exported = saved.read_text(encoding="utf-8")
+    assert f"## 1. {QUESTION}" in exported
+    references = exported.split("## References\n", 1)[1]
+    assert (
+        "1. QuokkaNet \\<script\\>alert(1)\\</script\\>: counting quokkas "
+        "\\[from\\](javascript:alert(4)) the air (Spotlight). "
+        "<https://openreview.net/forum?id=QuokkaXSS01>"
+    ) in references
+    assert dialogs == []

@@ -1,0 +1,1 @@
+"""The Streamlit chat (app.py) and its rendering helpers (render.py)."""

@@ -1,0 +1,225 @@
+"""Answers as safe Markdown: escaped text, [n] markers linked to source cards, the chat export.
+
+Abstracts, titles, questions and model output are all untrusted. Nothing here produces
+HTML; text that is not ours is escaped so that Markdown (and Streamlit's own directives,
+math and icons) cannot turn it into links, images or markup.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from rag.verify import parse_markers
+
+if TYPE_CHECKING:
+    from rag.answer import Citation, CitedAnswer
+
+# Every ASCII punctuation character CommonMark lets us escape that can start markup, plus
+# `$` (math) and `:` (Streamlit's :color[...] directives, :icons: and emoji shortcodes).
+_ACTIVE = re.compile(r"([\\`*_\[\]<>#+\-.!|~$:&])")
+# In the exported file, which any Markdown viewer may render: no HTML, links or emphasis.
+_EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
+# Model output keeps emphasis, lists and headings; links, images, HTML, math and directives go.
+_ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~])")
+# Our own and the libraries' error messages: as above, but `code` spans stay code.
+_MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
+TIER_COLOURS = {"Oral": "red", "Spotlight": "orange", "Poster": "blue"}
+
+
+def escape_text(text: str) -> str:
+    """Untrusted plain text shown exactly as written: nothing in it is Markdown."""
+    return _ACTIVE.sub(r"\\\1", " ".join(text.split()))
+
+
+def escape_export(text: str) -> str:
+    """Untrusted text for the exported Markdown file: inert, yet readable as plain text."""
+    return _EXPORT_ACTIVE.sub(r"\\\1", " ".join(text.split()))
+
+
+def escape_answer(text: str) -> str:
+    """Model output with bold, italics and lists kept, and no HTML, links, images or math."""
+    return _ANSWER_ACTIVE.sub(r"\\\1", text)
+
+
+def escape_message(error: BaseException | str) -> str:
+    """An error message as one sentence: `code` spans kept (they are inert), nothing else."""
+    text = str(error).strip() or type(error).__name__
+    text = _MESSAGE_ACTIVE.sub(r"\\\1", text)
+    return text[:1].upper() + text[1:]
+
+
+def card_anchor(turn_index: int, n: int) -> str:
+    """The id of source card `n` under answer `turn_index` (what `[n]` links to)."""
+    return f"src-{turn_index}-{n}"
+
+
+def link_markers(text: str, link: Callable[[int], str | None]) -> str:
+    """Escape `text` and turn each [n] marker into links; `link(n)` None leaves n plain."""
+    pieces: list[str] = []
+    last = 0
+    for marker in parse_markers(text):
+        pieces.append(escape_answer(text[last : marker.start]))
+        parts = []
+        for n in marker.numbers:
+            target = link(n)
+            parts.append(f"[\\[{n}\\]]({target})" if target else f"\\[{n}\\]")
+        pieces.append("".join(parts))
+        last = marker.end
+    pieces.append(escape_answer(text[last:]))
+    return "".join(pieces)
+
+
+def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
+    """The answer with every [n] of a cited source linking to its card below."""
+    cited = {c.n for c in answer.citations}
+    return link_markers(
+        answer.answer, lambda n: f"#{card_anchor(turn_index, n)}" if n in cited else None
+    )
+
+
+def safe_url(url: str) -> str | None:
+    """`url` if it is a plain http(s) address, with characters that end a Markdown link encoded."""
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+        return None
+    return quote(url, safe=":/?#@!$&'*+,;=%~-._")
+
+
+def tier_badge(tier: str) -> str:
+    """A coloured Markdown badge for Oral / Spotlight / Poster, empty when unknown."""
+    colour = TIER_COLOURS.get(tier)
+    return f":{colour}-badge[{tier}]" if colour else ""
+
+
+def quote_spans(abstract: str, quotes: Iterable[str]) -> list[tuple[int, int]]:
+    """Where each quote sits in the abstract, sorted, overlaps merged."""
+    spans = []
+    for q in quotes:
+        q = q.strip()
+        start = abstract.find(q) if q else -1
+        if start >= 0:
+            spans.append((start, start + len(q)))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def highlighted_abstract(abstract: str, quotes: Iterable[str]) -> str:
+    """The escaped abstract with the cited sentences on an orange background."""
+    pieces: list[str] = []
+    last = 0
+    for start, end in quote_spans(abstract, quotes):
+        pieces.append(escape_text(abstract[last:start]))
+        pieces.append(f" :orange-background[{escape_text(abstract[start:end])}] ")
+        last = end
+    pieces.append(escape_text(abstract[last:]))
+    return "".join(pieces).strip()
+
+
+def citations_by_number(answer: CitedAnswer) -> dict[int, list[Citation]]:
+    """Citations grouped by source number, in order of first appearance."""
+    grouped: dict[int, list[Citation]] = {}
+    for citation in answer.citations:
+        grouped.setdefault(citation.n, []).append(citation)
+    return grouped
+
+
+@dataclass
+class Turn:
+    """One question and what came back: an answer, or the error that stopped it."""
+
+    question: str
+    answer: CitedAnswer | None = None
+    error: str | None = None
+    tiers: list[str] = field(default_factory=list)
+    k: int | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+def history(turns: Iterable[Turn]) -> list[dict[str, str]]:
+    """The chat so far for the answerer: answered turns only (a failed one has no reply)."""
+    messages: list[dict[str, str]] = []
+    for turn in turns:
+        if turn.answer is not None:
+            messages.append({"role": "user", "content": turn.question})
+            messages.append({"role": "assistant", "content": turn.answer.answer})
+    return messages
+
+
+def feedback_record(turn: Turn, rating: str) -> dict[str, Any]:
+    """One line of the feedback log."""
+    answer = turn.answer
+    return {
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        "rating": rating,
+        "question": turn.question,
+        "answer": answer.answer if answer else None,
+        "model": answer.model if answer else None,
+        "abstained": answer.abstained if answer else None,
+        "tiers": turn.tiers,
+        "k": turn.k,
+        "citations": [
+            {"n": c.n, "paper_id": c.paper_id, "title": c.title, "url": c.url, "quote": c.quote}
+            for c in (answer.citations if answer else [])
+        ],
+    }
+
+
+def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant") -> str:
+    """The chat as a Markdown file: questions, answers renumbered chat-wide, then references."""
+    numbers: dict[str, int] = {}  # paper id -> reference number
+    references: list[Citation] = []
+    lines = [f"# {title}: chat", ""]
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines += [f"Exported {stamp}. Each [n] refers to the numbered references at the end.", ""]
+    for i, turn in enumerate(turns, start=1):
+        lines += [f"## {i}. {escape_export(turn.question)}", ""]
+        answer = turn.answer
+        if answer is None:
+            lines += [f"*No answer: {escape_export(turn.error or 'unknown error')}*", ""]
+            continue
+        local: dict[int, int] = {}
+        for citation in answer.citations:
+            if citation.paper_id not in numbers:
+                numbers[citation.paper_id] = len(numbers) + 1
+                references.append(citation)
+            local[citation.n] = numbers[citation.paper_id]
+        text = _renumber(answer.answer, local)
+        lines += [text, "", f"*Answered by {escape_export(answer.model)}.*", ""]
+    lines += ["## References", ""]
+    if not references:
+        lines.append("No papers were cited.")
+    for g, citation in enumerate(references, start=1):
+        tier = next((t for t in TIER_COLOURS if t.lower() in citation.decision.lower()), "")
+        entry = f"{g}. {escape_export(citation.title)}"
+        if tier:
+            entry += f" ({tier})"
+        url = safe_url(citation.url)
+        entry += f". <{url}>" if url else f". OpenReview id {escape_export(citation.paper_id)}"
+        lines.append(entry)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _renumber(text: str, local: dict[int, int]) -> str:
+    """Escaped `text` with each source number replaced by its chat-wide reference number."""
+    pieces: list[str] = []
+    last = 0
+    for marker in parse_markers(text):
+        pieces.append(escape_answer(text[last : marker.start]))
+        kept = [local[n] for n in marker.numbers if n in local]
+        if kept:
+            pieces.append("\\[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "\\]")
+        last = marker.end
+    pieces.append(escape_answer(text[last:]))
+    return "".join(pieces)
