@@ -167,7 +167,8 @@ def load_csv(path: Path) -> list[Paper]:
         for row in reader:
             if None in row:
                 raise LoadError(path, "more values than columns", reader.line_num)
-            record = {k: v for k, v in row.items() if v not in (None, "")}
+            # An empty abstract cell is kept, so it is reported as empty rather than missing.
+            record = {k: v for k, v in row.items() if v not in (None, "") or k == "abstract"}
             papers.append(_paper_from_record(record, path, reader.line_num))
     except csv.Error as e:
         raise LoadError(path, f"not valid CSV: {e}", reader.line_num) from None

@@ -83,6 +83,8 @@ class StoreSettings(Section):
     headers_env: str = Field(
         "CHROMA_HEADERS", description="Env var with extra headers as JSON for the Chroma server."
     )
+    tenant: str = Field("default_tenant", description="Chroma tenant (http mode; Chroma Cloud).")
+    database: str = Field("default_database", description="Chroma database (http mode).")
     collection: str = Field("iclr2025", description="Collection name prefix.")
     lock_timeout: float = Field(0.0, ge=0, description="Seconds an ingest waits for the lock.")
 
@@ -120,6 +122,21 @@ class Settings(BaseSettings):
 
     def corpus_paths(self) -> list[Path]:
         return list(self.corpus) or [BUNDLED_CORPUS]
+
+
+class _MergedSettings(Settings):
+    """Settings from values that already include the environment, so overrides win over it."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -173,7 +190,7 @@ def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
     if not overrides:
         return settings
     try:
-        return Settings.model_validate(deep_merge(settings.model_dump(), overrides))
+        return _MergedSettings(**deep_merge(settings.model_dump(), overrides))
     except ValidationError as e:
         raise _describe(e, "command-line options") from None
 

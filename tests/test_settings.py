@@ -1,0 +1,172 @@
+"""Settings: default.toml < user file or preset < RAG_ environment; validated, unknown keys fail."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag.settings import (
+    CONFIG_DIR,
+    DEFAULT_CONFIG,
+    ConfigError,
+    Settings,
+    get_settings,
+    preset_names,
+    with_overrides,
+)
+
+
+@pytest.fixture(autouse=True)
+def no_rag_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests set exactly the RAG_ variables they are about."""
+    for name in list(os.environ):
+        if name.startswith("RAG_"):
+            monkeypatch.delenv(name)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def value_at(settings: Settings, section: str, key: str) -> Any:
+    value = getattr(getattr(settings, section), key)
+    return str(value) if isinstance(value, Path) else value
+
+
+def test_defaults_are_the_values_in_default_toml() -> None:
+    settings = get_settings()
+    defaults = tomllib.loads(DEFAULT_CONFIG.read_text())
+    checked = 0
+    for section, values in defaults.items():
+        if not isinstance(values, dict):
+            continue
+        for key, expected in values.items():
+            assert value_at(settings, section, key) == expected, f"{section}.{key}"
+            checked += 1
+    assert checked >= 20
+    assert settings.embedding.provider == "local"
+    assert settings.chunking.max_tokens == 256
+    assert settings.corpus_paths()[0].name == "iclr2025"
+
+
+def test_user_file_overrides_defaults_and_keeps_the_rest(tmp_path: Path) -> None:
+    user = write(tmp_path / "mine.toml", '[llm]\nmodel = "openai:gpt-4.1"\n[retrieval]\nk = 9\n')
+    settings = get_settings(user)
+    assert settings.llm.model == "openai:gpt-4.1"
+    assert settings.retrieval.k == 9
+    assert settings.retrieval.fetch_k == get_settings().retrieval.fetch_k
+    assert settings.llm.timeout == 60.0
+
+
+def test_environment_beats_the_user_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = write(tmp_path / "mine.toml", '[llm]\nmodel = "openai:gpt-4.1"\ntimeout = 30\n')
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    monkeypatch.setenv("RAG_RETRIEVAL__K", "7")
+    settings = get_settings(user)
+    assert settings.llm.model == "offline"  # env over file
+    assert settings.llm.timeout == 30.0  # file value kept where env says nothing
+    assert settings.retrieval.k == 7  # env over default, parsed to int
+
+
+def test_overrides_beat_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_RETRIEVAL__K", "7")
+    settings = with_overrides(get_settings(), {"retrieval": {"k": 3}})
+    assert settings.retrieval.k == 3
+    assert settings.retrieval.fusion == "rrf"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("colour = 'blue'\n", "colour"),
+        ("[llm]\nmodel = 'offline'\ntemprature = 0.5\n", "llm.temprature"),
+        ("[chunking]\nmax_token = 128\n", "chunking.max_token"),
+        ("[storage]\nindex_dir = 'x'\n", "storage"),
+    ],
+)
+def test_unknown_keys_are_errors_naming_the_key(tmp_path: Path, text: str, key: str) -> None:
+    user = write(tmp_path / "typo.toml", text)
+    with pytest.raises(ConfigError) as e:
+        get_settings(user)
+    message = str(e.value)
+    assert key in message
+    assert "typo.toml" in message
+
+
+def test_unknown_environment_key_in_a_section_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_LLM__MODLE", "offline")
+    with pytest.raises(ConfigError, match=r"llm\.modle"):
+        get_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[retrieval]\nk = 0\n", "retrieval.k"),
+        ("[chunking]\nmax_tokens = 'many'\n", "chunking.max_tokens"),
+        ("[embedding]\nprovider = 'cohere'\n", "embedding.provider"),
+        ("[store]\nmode = 'cloud'\n", "store.mode"),
+        ("[llm]\ntemperature = 5\n", "llm.temperature"),
+    ],
+)
+def test_invalid_values_name_the_key(tmp_path: Path, text: str, key: str) -> None:
+    user = write(tmp_path / "bad.toml", text)
+    with pytest.raises(ConfigError) as e:
+        get_settings(user)
+    assert key in str(e.value)
+
+
+def test_invalid_environment_value_names_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_RETRIEVAL__K", "lots")
+    with pytest.raises(ConfigError, match=r"retrieval\.k"):
+        get_settings()
+
+
+def test_invalid_override_names_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"retrieval\.fetch_k"):
+        with_overrides(get_settings(), {"retrieval": {"fetch_k": -1}})
+
+
+def test_missing_and_malformed_files_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nowhere.toml"):
+        get_settings(tmp_path / "nowhere.toml")
+    broken = write(tmp_path / "broken.toml", "[llm\nmodel = \n")
+    with pytest.raises(ConfigError, match="broken.toml"):
+        get_settings(broken)
+
+
+def test_every_preset_loads_and_applies_its_values() -> None:
+    names = preset_names()
+    assert {"offline", "openai"} <= set(names)
+    assert "default" not in names
+    for name in names:
+        settings = get_settings(name)
+        preset = tomllib.loads((CONFIG_DIR / f"{name}.toml").read_text())
+        assert preset, f"{name}.toml sets nothing"
+        for section, values in preset.items():
+            for key, expected in values.items():
+                assert value_at(settings, section, key) == expected, f"{name}: {section}.{key}"
+
+
+def test_preset_by_name_and_by_path_agree() -> None:
+    by_name = get_settings("offline")
+    by_path = get_settings(CONFIG_DIR / "offline.toml")
+    assert by_name.llm.model == by_path.llm.model == "offline"
+
+
+def test_command_line_index_beats_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.cli import build_parser, load_settings
+
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(tmp_path / "from-env"))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    args = build_parser().parse_args(["stats", "--index", str(tmp_path / "from-flag")])
+    settings = load_settings(args)
+    assert settings.store.index_dir == tmp_path / "from-flag"
+    assert settings.llm.model == "offline"  # the rest of the environment still applies
