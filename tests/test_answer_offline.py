@@ -1,0 +1,175 @@
+"""The offline extractive answerer on real retrieved abstracts, and `rag ask` without a model."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rag.answer import (
+    ENGLISH_ONLY,
+    NO_COVERAGE,
+    AnswerError,
+    Assistant,
+    CitedAnswer,
+    answer,
+    open_assistant,
+)
+from rag.answer import stream_answer as stream
+from rag.chunking import sentences
+from rag.cli import main
+from rag.extractive import HEADING
+from rag.models import OFFLINE_MODEL, LocalEmbeddings
+from rag.settings import Settings
+from tests.conftest import DATA, read_jsonl
+
+SEED_QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
+SEED_UNANSWERABLE = [
+    line.strip()
+    for line in (DATA / "seed_unanswerable.txt").read_text().splitlines()
+    if line.strip()
+]
+BULLET = re.compile(r"^- (?:(?:Problem|Method|Result): )?(.+) \[(\d+)\]$")
+
+
+@pytest.fixture(scope="module")
+def offline(seed_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
+    return open_assistant(seed_settings, embeddings=embeddings, chat_model=None)
+
+
+def is_right(result: CitedAnswer, n: int, gold: list[str]) -> bool:
+    return any(g in result.sources[n - 1].paper.abstract for g in gold)
+
+
+def assert_only_quotes(result: CitedAnswer) -> None:
+    """Every line is the heading, a title, or a sentence quoted from the abstract it cites."""
+    assert result.answer.startswith(HEADING)
+    numbers = set()
+    for line in result.answer.splitlines()[1:]:
+        if not line or line.startswith("**"):
+            continue
+        match = BULLET.match(line)
+        assert match, line
+        n = int(match.group(2))
+        assert match.group(1) in sentences(result.sources[n - 1].paper.abstract)
+        numbers.add(n)
+    assert numbers == {c.n for c in result.citations}
+    for c in result.citations:
+        paper = result.sources[c.n - 1].paper
+        assert c.paper_id == paper.id and c.title == paper.title
+        assert c.quote in paper.abstract
+        assert f"{c.quote} [{c.n}]" in result.answer  # the quote is one of the cited lines
+
+
+# Below the calibrated threshold (0.44) on the 38-paper seed index; on the 2,105-paper index
+# only the first of them is (bench/calibrate_threshold.py measures 2.7% false refusals there).
+KNOWN_REFUSALS = {"seed-tail-001", "seed-tail-006", "seed-para-005"}
+
+
+def test_right_paper_is_cited_first_with_exact_quotes(offline: Assistant) -> None:
+    wrong, refused = [], set()
+    for row in SEED_QUESTIONS:
+        result = answer(row["question"], assistant=offline)
+        if result.abstained:
+            refused.add(row["id"])
+            continue
+        assert result.model == OFFLINE_MODEL and result.offline
+        assert_only_quotes(result)
+        if not is_right(result, result.citations[0].n, row["gold"]):
+            wrong.append((row["id"], result.answer))
+    assert wrong == []
+    assert refused <= KNOWN_REFUSALS
+
+
+def test_unanswerable_questions_abstain(offline: Assistant) -> None:
+    results = [answer(q, assistant=offline) for q in SEED_UNANSWERABLE]
+    abstained = [r.question for r in results if r.abstained]
+    # Off-topic questions must abstain; near-misses inside ML may not (see calibrate_threshold).
+    assert "What are the health benefits of drinking green tea every day?" in abstained
+    assert "How do I bake a chocolate cake without eggs?" in abstained
+    assert len(abstained) >= 4, abstained
+    for r in results:
+        if r.abstained:
+            assert r.citations == [] and r.answer.startswith(NO_COVERAGE)
+            assert r.sources and all(f"- {s.paper.title}" in r.answer for s in r.sources)
+
+
+def test_summary_gives_problem_method_and_result(offline: Assistant) -> None:
+    result = answer("Summarize the LOTOS paper on robust ensembles", assistant=offline)
+    assert_only_quotes(result)
+    lines = result.answer.splitlines()
+    labelled = {line.split(":")[0][2:]: line for line in lines if BULLET.match(line)}
+    assert {"Problem", "Method", "Result"} <= set(labelled)
+    assert "we introduce LOTOS" in labelled["Method"]
+    assert "Transferability of adversarial examples" in labelled["Problem"]
+    assert re.search(r"robust accuracy|p\.p|percentage", labelled["Result"])
+    assert "LOTOS" in result.citations[0].title
+
+
+def test_answers_are_deterministic_and_stream_the_same_text(offline: Assistant) -> None:
+    question = "How much faster is sampling with masked diffusion models than with ARMs?"
+    first = answer(question, assistant=offline)
+    pieces = list(stream(question, assistant=offline))
+    *text, final = pieces
+    assert isinstance(final, CitedAnswer)
+    assert "".join(text) == final.answer == first.answer
+    assert final.citations == first.citations
+    assert "1.4 times faster" in first.citations[0].quote
+
+
+def test_follow_up_reads_the_history_without_a_model(offline: Assistant) -> None:
+    history = [
+        {"role": "user", "content": "How can INT4 quantization deal with outliers in activations?"},
+        {"role": "assistant", "content": "Rotated Runtime Smooth [1]."},
+    ]
+    kept = copy.deepcopy(history)
+    result = answer("and how much does it improve perplexity?", history, assistant=offline)
+    assert result.standalone_question.startswith(history[0]["content"])
+    assert "Rotated Runtime Smooth" in result.sources[0].paper.abstract
+    assert "improves WikiText-2 perplexity from 57.33 to 6.66" in result.answer
+    assert history == kept
+
+
+def test_chinese_question_says_the_model_reads_english(offline: Assistant) -> None:
+    result = answer(
+        "有没有用离线强化学习给数据中心空调制冷系统做节能控制的工作？", assistant=offline
+    )
+    assert result.abstained and ENGLISH_ONLY in result.answer
+
+
+def test_empty_question_is_a_clear_error(offline: Assistant) -> None:
+    with pytest.raises(AnswerError, match="empty"):
+        answer("   ", assistant=offline)
+
+
+def test_cli_ask_json_text_and_batch(
+    seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = ["--index", str(seed_settings.store.index_dir), "--config", "offline"]
+    question = SEED_QUESTIONS[0]["question"]
+    assert main(["ask", question, *index, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert list(printed) == ["answer", "abstained", "model", "citations"]
+    assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False
+    assert all(list(c) == ["n", "paper_id", "title", "url", "quote"] for c in printed["citations"])
+    assert printed["citations"] and printed["citations"][0]["quote"] in printed["answer"]
+
+    batch = tmp_path / "questions.txt"
+    batch.write_text(f"{question}\n\n{SEED_UNANSWERABLE[0]}\n")
+    assert main(["ask", "--batch", str(batch), *index, "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["question"] for r in rows] == [question, SEED_UNANSWERABLE[0]]
+    assert rows[0]["answer"] == printed["answer"]
+    assert rows[1]["abstained"] is True and rows[1]["citations"] == []
+
+    assert main(["ask", question, *index]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(HEADING)
+    first = printed["citations"][0]
+    assert f"[{first['n']}] {first['title']}" in out and f'"{first["quote"]}"' in out
+
+    assert main(["ask", " ", *index]) == 2
+    assert "empty" in capsys.readouterr().err

@@ -1,0 +1,101 @@
+"""Citation markers are parsed, invalid numbers dropped and counted, quotes matched by meaning."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.chunking import sentences
+from rag.loaders import Paper
+from rag.models import LocalEmbeddings
+from rag.verify import best_quotes, check_citations, claims, parse_markers
+
+MDM = Paper(
+    id="mdm",
+    title="Scaling up Masked Diffusion Models on Text",
+    abstract=(
+        "Masked diffusion models (MDMs) have shown promise in language modeling. "
+        "This paper establishes the first scaling law for MDMs. "
+        "MDMs match ARMs in performance while being 1.4 times faster during sampling. "
+        "Notably, a 1.1B MDM breaks the reverse curse encountered by much larger ARMs."
+    ),
+)
+HAIR = Paper(
+    id="perm",
+    title="Perm",
+    abstract=(
+        "We present Perm, a learned parametric representation of human 3D hair. "
+        "We disentangle global hair structure and local curl patterns in the frequency domain. "
+        "Perm serves as a prior for single-view hair reconstruction and hairstyle editing."
+    ),
+)
+
+
+def test_markers_in_every_form() -> None:
+    text = "A [1]. B [2, 3]. C [4][5]. D [6-8]. E [1; 9]. Not a marker: [a], [ ], x[1.5]."
+    assert [m.numbers for m in parse_markers(text)] == [
+        (1,),
+        (2, 3),
+        (4,),
+        (5,),
+        (6, 7, 8),
+        (1, 9),
+    ]
+
+
+def test_invalid_numbers_are_dropped_counted_and_nothing_renumbered() -> None:
+    checked = check_citations("Fast [3][9]. Slow [2, 7]. Wrong [12]. Right [3].", {1, 2, 3})
+    assert checked.text == "Fast [3]. Slow [2]. Wrong. Right [3]."
+    assert checked.dropped == 3
+    assert checked.cited == (3, 2)  # order of first appearance, numbers kept as given
+
+
+def test_valid_answer_is_unchanged() -> None:
+    text = "MDMs scale like ARMs [1][2]. They break the reverse curse [1, 2]."
+    checked = check_citations(text, {1, 2})
+    assert (checked.text, checked.dropped, checked.cited) == (text, 0, (1, 2))
+
+
+def test_markers_after_the_full_stop_belong_to_the_sentence_before() -> None:
+    found = claims(
+        "MDMs are faster at sampling. [1] They break the reverse curse. [2][3]\n- Perm [4]"
+    )
+    assert [(c.text, c.numbers) for c in found] == [
+        ("MDMs are faster at sampling.", (1,)),
+        ("They break the reverse curse.", (2, 3)),
+        ("Perm", (4,)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("MDMs are 1.4 times faster than ARMs at sampling [1].", 2),
+        (
+            "Sampling with masked diffusion is about 1.4 times faster than with autoregressive "
+            "models while matching their performance [1].",
+            2,
+        ),
+        ("A small MDM overcomes the reversal curse that hurts big autoregressive models [1].", 3),
+        ("The authors derive a scaling law for masked diffusion [1].", 1),
+    ],
+)
+def test_quote_is_the_abstract_sentence_that_supports_the_claim(
+    embeddings: LocalEmbeddings, claim: str, expected: int
+) -> None:
+    quotes = best_quotes(claim, {1: MDM, 2: HAIR}, embeddings)
+    assert list(quotes) == [1]  # only the cited paper gets a quote
+    assert quotes[1].quote == sentences(MDM.abstract)[expected]
+    assert quotes[1].quote in MDM.abstract
+    assert quotes[1].paper_id == "mdm"
+
+
+def test_one_quote_per_source_with_the_best_of_its_claims(embeddings: LocalEmbeddings) -> None:
+    text = (
+        "Perm separates hair structure from curls in the frequency domain [2]. "
+        "A 1.1B masked diffusion model breaks the reverse curse [1]. "
+        "It can also be used to edit hairstyles [2]."
+    )
+    quotes = best_quotes(text, {1: MDM, 2: HAIR}, embeddings)
+    assert quotes[1].quote == sentences(MDM.abstract)[3]
+    assert quotes[2].quote in sentences(HAIR.abstract)[1:]
+    assert all(q.quote in {1: MDM, 2: HAIR}[n].abstract for n, q in quotes.items())
