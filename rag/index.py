@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -29,6 +30,7 @@ from rag.settings import Settings
 
 SCHEMA = 1
 PAPERS_PER_BATCH = 64
+T = TypeVar("T")
 
 
 class StoreError(RuntimeError):
@@ -102,16 +104,31 @@ def make_client(settings: Settings, create: bool = False) -> Any:
                 ssl=store.ssl,
                 headers=server_headers(settings),
                 settings=chroma_settings,
+                tenant=store.tenant,
+                database=store.database,
             )
             client.heartbeat()
             return client
+        except StoreError:
+            raise
         except Exception as e:
+            if _is_auth_error(e):
+                raise StoreError(
+                    f"the Chroma server at {server_url(settings)} refused the credentials "
+                    f"({_reason(e)}); set {store.auth_token_env} to its token, or "
+                    f"{store.headers_env} to the headers it expects (JSON)"
+                ) from None
             raise StoreError(
                 f"cannot reach the Chroma server at {server_url(settings)} ({_reason(e)}); "
                 "start it with `chroma run --path DIR --port PORT`, or set store.mode = "
                 "'embedded'"
             ) from None
     path = store.index_dir / "chroma"
+    if store.index_dir.exists() and not store.index_dir.is_dir():
+        raise StoreError(
+            f"{store.index_dir} is a file, not a folder: point store.index_dir (--index) at a "
+            "folder, or move the file away"
+        )
     if not create and not (path / "chroma.sqlite3").exists():
         raise IndexMissingError(
             f"no index at {store.index_dir}: build it with `rag ingest --index {store.index_dir}`"
@@ -169,6 +186,8 @@ class PaperIndex:
         self._chunks: Any = None
         self._papers: Any = None
         self._keyword: KeywordIndex | None = None
+        # Sessions of one UI process share this object; one of them rebuilds BM25 at a time.
+        self._keyword_lock = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings, embeddings: Embeddings, create: bool = False) -> PaperIndex:
@@ -183,6 +202,8 @@ class PaperIndex:
         store = self.settings.store
         if store.mode == "http":
             name = f"keyword-{store.host}-{store.port}-{store.collection}"
+            if (store.tenant, store.database) != ("default_tenant", "default_database"):
+                name += f"-{store.tenant}-{store.database}"
             return store.index_dir / name.replace(":", "_").replace("/", "_")
         return store.index_dir / "keyword"
 
@@ -278,6 +299,12 @@ class PaperIndex:
                 report.unchanged = len(papers) - len(todo)
                 if progress:
                     progress(report.unchanged, len(papers))
+                if todo:
+                    # A crash after the chunks are written but before BM25 is rebuilt must not
+                    # leave BM25 looking current to the next run; the refresh clears this flag.
+                    self._chunks.modify(
+                        metadata=self.manifest().as_metadata() | {"keyword_stale": True}
+                    )
                 for i in range(0, len(todo), PAPERS_PER_BATCH):
                     batch = todo[i : i + PAPERS_PER_BATCH]
                     chunks, tokens = self._store_batch(batch, count_tokens)
@@ -286,8 +313,14 @@ class PaperIndex:
                     if progress:
                         progress(len(batch), len(papers))
                 keyword = KeywordIndex.load(self.keyword_dir)
-                if todo or keyword is None or keyword.generation != self.manifest().generation:
-                    self._refresh_keyword_index(new_generation=bool(todo))
+                stale = bool((self._chunks.metadata or {}).get("keyword_stale"))
+                if (
+                    todo
+                    or stale
+                    or keyword is None
+                    or keyword.generation != self.manifest().generation
+                ):
+                    self._refresh_keyword_index(new_generation=bool(todo) or stale)
                 report.chunks = self._chunks.count()
             except StoreError:
                 raise
@@ -393,47 +426,103 @@ class PaperIndex:
             self._chunks.modify(
                 metadata=self.wanted.as_metadata() | {"generation": manifest.generation}
             )
-        ids, paper_ids, texts = [], [], []
-        total = self._chunks.count()
-        for offset in range(0, total, 5000):
-            got = self._chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
-            ids += got["ids"]
-            paper_ids += [m["paper_id"] for m in got["metadatas"]]
-            texts += got["documents"]
-        keyword = KeywordIndex.build(ids, paper_ids, texts, manifest.generation)
+        keyword = self._build_keyword_index(manifest.generation)
         keyword.save(self.keyword_dir)
         self._keyword = keyword
         return keyword
 
+    def _build_keyword_index(self, generation: str) -> KeywordIndex:
+        def fetch() -> tuple[list[str], list[str], list[str]]:
+            ids, paper_ids, texts = [], [], []
+            total = self._chunks.count()
+            for offset in range(0, total, 5000):
+                got = self._chunks.get(
+                    include=["documents", "metadatas"], limit=5000, offset=offset
+                )
+                ids += got["ids"]
+                paper_ids += [m["paper_id"] for m in got["metadatas"]]
+                texts += got["documents"]
+            return ids, paper_ids, texts
+
+        ids, paper_ids, texts = self._read(fetch)
+        return KeywordIndex.build(ids, paper_ids, texts, generation)
+
     # Reading --------------------------------------------------------------------------
 
+    def _read(self, call: Callable[..., T]) -> T:
+        """Run a read; if another client rebuilt the index meanwhile, re-attach and retry once."""
+        try:
+            return call()
+        except StoreError:
+            raise
+        except Exception as e:
+            if not _is_not_found(e):
+                raise self._store_error(e) from None
+        self._attach()
+        try:
+            return call()
+        except Exception as e:
+            raise self._store_error(e) from None
+
+    def current_generation(self) -> str:
+        """The index generation as stored now (one small request), so other writers show up."""
+        try:
+            chunks = self.client.get_collection(self.chunks_name, embedding_function=None)
+        except Exception as e:
+            if _is_not_found(e):
+                raise IndexMissingError(
+                    f"no index in {self._where()}: build it with `rag ingest`"
+                ) from None
+            raise self._store_error(e) from None
+        if self._chunks is None or chunks.id != self._chunks.id:
+            self._attach()  # dropped and rebuilt by another client: check it again
+        else:
+            self._chunks = chunks
+        return self.manifest().generation
+
     def keyword_index(self) -> KeywordIndex:
-        """The BM25 index, rebuilt from Chroma when it is missing or out of step."""
-        generation = self.manifest().generation
-        if self._keyword is None or self._keyword.generation != generation:
-            loaded = KeywordIndex.load(self.keyword_dir)
-            if loaded is None or loaded.generation != generation:
-                with self.ingest_lock():
-                    loaded = self._refresh_keyword_index(new_generation=False)
-            self._keyword = loaded
-        return self._keyword
+        """The BM25 index, rebuilt when the index changed since it was built.
+
+        The generation is re-read from Chroma on every call, one small request (about 2 ms on
+        loopback), so a long-running reader sees a re-ingest by another process or host at its
+        next search instead of serving a stale keyword index.
+        """
+        generation = self.current_generation()
+        with self._keyword_lock:
+            if self._keyword is None or self._keyword.generation != generation:
+                loaded = KeywordIndex.load(self.keyword_dir)
+                if loaded is None or loaded.generation != generation:
+                    loaded = self._rebuild_keyword_index()
+                self._keyword = loaded
+            return self._keyword
+
+    def _rebuild_keyword_index(self) -> KeywordIndex:
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.lock_path), timeout=0):
+                return self._refresh_keyword_index(new_generation=False)
+        except (Timeout, OSError):
+            # An ingest holds the lock (or the folder is read-only): never wait or fail a
+            # search for it; build this one in memory and let the writer save its own.
+            return self._build_keyword_index(self.manifest().generation)
 
     def dense_search(
         self, vector: list[float], n: int, tiers: list[str] | None = None
     ) -> list[DenseHit]:
         where = {"tier": {"$in": list(tiers)}} if tiers else None
-        n = min(n, self._chunks.count())
-        if n <= 0:
-            return []
-        try:
-            got = self._chunks.query(
+
+        def query() -> Any:
+            wanted = min(n, self._chunks.count())
+            if wanted <= 0:
+                return {"ids": [[]], "metadatas": [[]], "distances": [[]]}
+            return self._chunks.query(
                 query_embeddings=[vector],
-                n_results=n,
+                n_results=wanted,
                 where=where,
                 include=["metadatas", "distances"],
             )
-        except Exception as e:
-            raise self._store_error(e) from None
+
+        got = self._read(query)
         return [
             DenseHit(cid, meta["paper_id"], 1.0 - float(dist))
             for cid, meta, dist in zip(
@@ -444,17 +533,33 @@ class PaperIndex:
     def get_papers(self, ids: list[str]) -> dict[str, Paper]:
         if not ids:
             return {}
-        try:
-            got = self._papers.get(ids=ids, include=["documents", "metadatas"])
-        except Exception as e:
-            raise self._store_error(e) from None
+        got = self._read(lambda: self._papers.get(ids=ids, include=["documents", "metadatas"]))
         return {
             pid: paper_from_metadata(pid, doc, meta)
             for pid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
         }
 
+    def all_papers(self) -> list[Paper]:
+        """Every stored paper (for evaluation and baselines), in store order."""
+        papers: list[Paper] = []
+        while True:
+            offset = len(papers)
+            got = self._read(
+                lambda offset=offset: self._papers.get(
+                    include=["documents", "metadatas"], limit=1000, offset=offset
+                )
+            )
+            papers += [
+                paper_from_metadata(pid, doc, meta)
+                for pid, doc, meta in zip(
+                    got["ids"], got["documents"], got["metadatas"], strict=True
+                )
+            ]
+            if len(got["ids"]) < 1000:
+                return papers
+
     def paper_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
-        got = self._papers.get(ids=ids, include=["embeddings"])
+        got = self._read(lambda: self._papers.get(ids=ids, include=["embeddings"]))
         return {pid: np.asarray(v) for pid, v in zip(got["ids"], got["embeddings"], strict=True)}
 
     def stats(self) -> dict[str, Any]:
@@ -504,6 +609,11 @@ def paper_from_metadata(paper_id: str, abstract: str, meta: dict[str, Any]) -> P
 def _is_not_found(error: Exception) -> bool:
     text = f"{type(error).__name__} {error}".lower()
     return "notfound" in text or "does not exist" in text or "not found" in text
+
+
+def _is_auth_error(error: Exception) -> bool:
+    text = f"{type(error).__name__} {error}".lower()
+    return any(w in text for w in ("unauthorized", "forbidden", "401", "403", "authenticat"))
 
 
 def _is_connection_error(error: Exception) -> bool:
