@@ -17,8 +17,9 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.chunking import split_sentences
+from rag.lexical import lexical_scores
 from rag.retrieve import RetrievedPaper
-from rag.verify import LEXICAL_WEIGHT, Quote, lexical_scores, spell_out
+from rag.verify import LEXICAL_WEIGHT, Quote, spell_out
 
 HEADING = (
     "Offline extractive summary (no language model): "

@@ -9,7 +9,6 @@ answer sentences citing it.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -20,6 +19,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.chunking import split_sentences
+from rag.lexical import lexical_scores
 from rag.loaders import Paper
 
 T = TypeVar("T")
@@ -33,14 +33,6 @@ _MAX_RANGE = 50  # "[1-999]" is not a citation list anyone means
 LEXICAL_WEIGHT = 0.3
 _DEFINITION = re.compile(
     r"((?:[A-Za-z][\w-]*\s+){0,7}[A-Za-z][\w-]*)\s+\(([A-Z][A-Za-z0-9-]*[A-Z]s?)\)"
-)
-_WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
-_STOPWORDS = frozenset(
-    "the and for with that this from are was were has have had its their than then them they "
-    "which while when where what who how not but can also into over such these those our we "
-    "paper work method model models approach show shows propose proposed using use used based "
-    "more most about between both each other only new did does any there any papers works "
-    "find found study studies paper's authors author".split()
 )
 
 
@@ -211,41 +203,6 @@ def spell_out(abstract: str, texts: Sequence[str]) -> list[str]:
     names = "|".join(map(re.escape, sorted(table, key=len)[::-1]))
     pattern = re.compile(r"(?<!\()\b(" + names + r")\b(?!\))")
     return [pattern.sub(lambda m: f"{table[m.group(1)]} ({m.group(1)})", t) for t in texts]
-
-
-def lexical_scores(query: str, texts: Sequence[str]) -> np.ndarray:
-    """For each text, the share of the query's content terms it contains, weighted by rarity.
-
-    Rarity (IDF) is measured among `texts` themselves, so the words every candidate shares
-    ("masked diffusion") count little and the distinctive ones ("reverse curse") count most.
-    """
-    wanted = _terms(query)
-    if not wanted or not texts:
-        return np.zeros(len(texts))
-    found = [_terms(t) for t in texts]
-    df = {term: sum(term in f for f in found) for term in wanted}
-    weight = {term: math.log(1 + len(texts) / (1 + df[term])) for term in wanted}
-    total = sum(weight.values())
-    return np.array([sum(weight[t] for t in wanted & f) / total for f in found])
-
-
-def term_overlap(claim: str, sentence: str) -> float:
-    """Share of the claim's content terms (crudely stemmed) that the sentence contains."""
-    wanted = _terms(claim)
-    return len(wanted & _terms(sentence)) / len(wanted) if wanted else 0.0
-
-
-def _terms(text: str) -> set[str]:
-    terms = set()
-    for word in _WORD.findall(text.lower()):
-        if word in _STOPWORDS or (len(word) < 3 and not word[0].isdigit()):
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(word) > len(suffix) + 3 and word.endswith(suffix):
-                word = word[: -len(suffix)]
-                break
-        terms.add(word)
-    return terms
 
 
 class CachedEmbeddings(Embeddings):
