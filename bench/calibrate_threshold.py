@@ -1,10 +1,14 @@
-"""Calibrate retrieval.relevance_threshold, below which answers abstain, by measurement.
+"""Calibrate the relevance check (below retrieval.relevance_threshold, answers abstain).
 
 Runs the answerable and unanswerable questions of bench/questions.jsonl through the real
-retriever on the 2,105-paper index (+ seeds), sweeps the threshold on the best chunk's cosine
-similarity, and prints precision / recall / F1 of abstention and the false-refusal rate. It
-picks the threshold with the best F1 among those that refuse at most 5% of answerable
-questions (put it in config/default.toml [retrieval] relevance_threshold). Chinese questions
+retriever on the 2,105-paper index (+ seeds). The relevance score (Retriever.relevance) is the
+best paper's cosine similarity + lexical_weight x its share of the question's terms -
+unknown_term_penalty x the question terms no abstract contains. For a grid of the two weights
+(cosine alone is the first row) it sweeps the threshold and prints precision / recall / F1 of
+abstention and the false-refusal rate, picking the threshold with the best F1 among those that
+refuse at most 5% of answerable questions. To guard against fitting the question set, each
+setting is also chosen on the odd-numbered questions and scored on the even ones (held out).
+The choice for the configured weights goes in config/default.toml [retrieval]. Chinese questions
 are scored and reported but left out of the choice by default: the bundled embedding model
 reads English only, so their similarities say nothing about relevance (--choose-on-all to
 include them).
@@ -40,7 +44,7 @@ class Scored:
     id: str
     kind: str
     question: str
-    best: float  # best-chunk cosine similarity among the retrieved papers
+    best: float  # the relevance score of the retrieved papers
 
     @property
     def answerable(self) -> bool:
@@ -90,18 +94,44 @@ def corpus_settings(index: Path | None, config: str | None = None) -> Settings:
     return settings
 
 
-def score_questions(settings: Settings, rows: list[dict[str, Any]]) -> list[Scored]:
+def score_questions(
+    settings: Settings, rows: list[dict[str, Any]], grid: list[tuple[float, float]]
+) -> dict[tuple[float, float], list[Scored]]:
+    """Relevance of every question's results under each (lexical_weight, penalty) setting."""
     from rag.retrieve import open_retriever
 
     retriever = open_retriever(settings)
-    scored = []
-    for row in rows:
-        results = retriever.search(row["question"])
-        best = max((r.similarity for r in results), default=-1.0)
-        scored.append(
-            Scored(str(row.get("id", "")), str(row.get("kind", "")), row["question"], best)
+    base = retriever.settings
+    results = [retriever.search(row["question"]) for row in rows]
+    scored: dict[tuple[float, float], list[Scored]] = {}
+    for weight, penalty in grid:
+        retriever.settings = base.model_copy(
+            update={"lexical_weight": weight, "unknown_term_penalty": penalty}
         )
+        scored[(weight, penalty)] = [
+            Scored(
+                str(row.get("id", "")),
+                str(row.get("kind", "")),
+                row["question"],
+                retriever.relevance(row["question"], found),
+            )
+            for row, found in zip(rows, results, strict=True)
+        ]
+    retriever.settings = base
     return scored
+
+
+def held_out_f1(scored: list[Scored], thresholds: list[float], budget: float) -> Point:
+    """Threshold chosen on odd-numbered questions, scored on even-numbered ones."""
+
+    def number(s: Scored) -> int:
+        digits = "".join(c for c in s.id if c.isdigit())
+        return int(digits or 0)
+
+    odd = [s for s in scored if number(s) % 2 == 1]
+    even = [s for s in scored if number(s) % 2 == 0]
+    chosen = choose(sweep(odd, thresholds), budget)
+    return sweep(even, [chosen.threshold])[0]
 
 
 def sweep(scored: list[Scored], thresholds: list[float]) -> list[Point]:
@@ -142,16 +172,37 @@ def main(argv: list[str] | None = None) -> int:
     rows = read_questions(args.questions)
     excluded = set() if args.choose_on_all else {"chinese"}
     settings = corpus_settings(args.index, args.config)
+    configured = (settings.retrieval.lexical_weight, settings.retrieval.unknown_term_penalty)
+    grid = sorted(
+        {(w, p) for w in (0.0, 0.25, 0.5, 0.75) for p in (0.0, 0.05, 0.1, 0.15, 0.2)} | {configured}
+    )
     started = time.perf_counter()
-    scored = score_questions(settings, rows)
+    by_setting = score_questions(settings, rows, grid)
     seconds = time.perf_counter() - started
+    steps = int(round(1.4 / args.step))
+    thresholds = [round(-0.2 + i * args.step, 4) for i in range(steps + 1)]
+    print(
+        "relevance settings (F1 of abstention at <= "
+        f"{args.max_false_refusals:.0%} false refusals, without {', '.join(sorted(excluded))}):"
+    )
+    print("  lexical_weight  penalty  threshold  F1     held-out F1  held-out false refusals")
+    for setting, values in by_setting.items():
+        eligible = [s for s in values if s.kind not in excluded]
+        point = choose(sweep(eligible, thresholds), args.max_false_refusals)
+        held = held_out_f1(eligible, thresholds, args.max_false_refusals)
+        mark = "  <- configured" if setting == configured else ""
+        print(
+            f"  {setting[0]:<15.2f} {setting[1]:<8.2f} {point.threshold:<10.2f} {point.f1:.3f}  "
+            f"{held.f1:.3f}        {held.false_refusals:.1%}{mark}"
+        )
+    scored = by_setting[configured]
     kinds = Counter(s.kind for s in scored)
     print(
         f"{len(scored)} questions from {args.questions.name} "
         f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}); "
         f"retrieval {1000 * seconds / max(1, len(scored)):.0f} ms/question"
     )
-    print("\nbest-chunk similarity by kind (min / median / max):")
+    print(f"\nrelevance at the configured weights {configured}, by kind (min / median / max):")
     by_kind: dict[str, list[float]] = defaultdict(list)
     for s in scored:
         by_kind[s.kind].append(s.best)
@@ -159,8 +210,6 @@ def main(argv: list[str] | None = None) -> int:
         values.sort()
         print(f"  {kind:<13} {values[0]:.3f} / {values[len(values) // 2]:.3f} / {values[-1]:.3f}")
 
-    steps = int(round(0.7 / args.step))
-    thresholds = [round(i * args.step, 4) for i in range(steps + 1)]
     eligible = [s for s in scored if s.kind not in excluded]
     points = sweep(eligible, thresholds)
     chosen = choose(points, args.max_false_refusals)

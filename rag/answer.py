@@ -22,7 +22,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.extractive import ExtractiveOptions, extractive_answer
 from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_chat_model
-from rag.retrieve import Filters, RetrievedPaper, Retriever, is_relevant, open_retriever
+from rag.retrieve import Filters, RetrievedPaper, Retriever, open_retriever
 from rag.settings import Settings
 from rag.verify import CachedEmbeddings, Quote, best_quotes, check_citations
 
@@ -257,7 +257,7 @@ def _prepare(
     standalone = _standalone(text, turns, assistant, question)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = _Turn(question, standalone, sources)
-    if not is_relevant(sources, assistant.settings.retrieval.relevance_threshold):
+    if not assistant.retriever.is_relevant(standalone, sources):
         turn.result = abstention(question, standalone, sources, assistant)
         return turn
     if assistant.chat_model is not None:

@@ -3,6 +3,8 @@
 rag ingest [PATH ...] [--index DIR] [--rebuild]
 rag search "QUESTION" [--index DIR] [--k N] [--json] | --batch FILE
 rag stats [--index DIR] [--json]
+rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE
+rag eval [--index DIR] [--questions FILE] [--json]
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _is_user_error(error: Exception) -> bool:
+    from rag.answer import AnswerError
     from rag.index import StoreError
     from rag.loaders import LoadError
     from rag.models import ModelError
     from rag.settings import ConfigError
 
-    return isinstance(error, (UsageError, ConfigError, LoadError, StoreError, ModelError, OSError))
+    user_errors = (UsageError, ConfigError, LoadError, StoreError, ModelError, AnswerError, OSError)
+    return isinstance(error, user_errors)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,6 +83,23 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", parents=[common], help="what the index holds")
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(run=run_stats)
+
+    ask = sub.add_parser("ask", parents=[common], help="answer a question with cited sources")
+    ask.add_argument("question", nargs="?", help="the question")
+    ask.add_argument("--batch", type=Path, help="a file with one question per line")
+    ask.add_argument("--json", action="store_true", help="one JSON object per answer")
+    ask.set_defaults(run=run_ask)
+
+    evaluate = sub.add_parser(
+        "eval", parents=[common], help="score retrieval on labelled questions, with baselines"
+    )
+    evaluate.add_argument("--questions", type=Path, help="JSONL (default: bench/questions.jsonl)")
+    evaluate.add_argument(
+        "--corpus", type=Path, action="append", help="what to index if --index is empty"
+    )
+    evaluate.add_argument("--no-baselines", action="store_true", help="only our retriever")
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(run=run_eval)
     return parser
 
 
@@ -204,6 +225,63 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
             f"{stats['papers']} papers, {stats['chunks']} chunks, "
             f"embedding model {stats['embedding_model']}"
         )
+    return 0
+
+
+def run_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from rag import evaluate
+    from rag.index import IndexMissingError, PaperIndex, build_index
+    from rag.models import make_embeddings
+
+    if args.index is None and settings.store.mode == "embedded":
+        # The eval corpus gets its own index, not the app's.
+        eval_dir = settings.store.index_dir.parent / "eval-index"
+        settings = with_overrides(settings, {"store": {"index_dir": str(eval_dir)}})
+    path = args.questions or evaluate.QUESTIONS
+    questions = evaluate.load_questions(path)
+    embeddings = make_embeddings(settings.embedding)
+    try:
+        PaperIndex.open(settings, embeddings)
+    except IndexMissingError:
+        corpus = args.corpus or list(evaluate.EVAL_CORPUS)
+        print(f"building the eval index from {', '.join(map(str, corpus))}", file=sys.stderr)
+        with progress_bar("papers") as progress:
+            build_index(settings, corpus, embeddings=embeddings, progress=progress)
+    report = evaluate.run_eval(
+        settings,
+        questions,
+        questions_name=str(path),
+        embeddings=embeddings,
+        baselines=not args.no_baselines,
+        progress=lambda name: print(f"running {name}", file=sys.stderr),
+    )
+    print(json.dumps(report.as_dict()) if args.json else evaluate.format_report(report))
+    return 0
+
+
+def run_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.answer import answer, open_assistant
+
+    questions = list(questions_from(args))
+    assistant = open_assistant(settings)
+    for question in questions:
+        result = answer(question, assistant=assistant)
+        if args.json:
+            row = result.as_json()
+            row = {"question": question, **row} if args.batch else row
+            print(json.dumps(row, ensure_ascii=False))
+            continue
+        if args.batch:
+            print(f"## {question}")
+        print(result.answer)
+        if result.citations:
+            print("\nReferences:")
+        for c in result.citations:
+            print(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
+            if c.url:
+                print(f"    {c.url}")
+            print(f'    "{c.quote}"')
+        print(f"\n(answered by {result.model})" + ("\n" if args.batch else ""))
     return 0
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import uuid
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import bm25s
+
+from rag.lexical import term_parts, terms
 
 _stemmer: Any = None
 
@@ -31,6 +35,8 @@ class KeywordIndex:
     chunk_ids: list[str]
     paper_ids: list[str]
     generation: str
+    # content term (rag.lexical.terms, hyphenated words also by part) -> chunks containing it
+    term_counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -40,7 +46,21 @@ class KeywordIndex:
         if texts:
             retriever = bm25s.BM25()
             retriever.index(_tokenize(texts), show_progress=False)
-        return cls(retriever, chunk_ids, paper_ids, generation)
+        counts: Counter[str] = Counter()
+        for text in texts:
+            counts.update(term_parts(text))
+        return cls(retriever, chunk_ids, paper_ids, generation, dict(counts))
+
+    def idf(self, term: str) -> float:
+        return math.log(1 + len(self.chunk_ids) / (1 + self.term_counts.get(term, 0)))
+
+    def unknown_terms(self, query: str) -> list[str]:
+        """Content terms of `query` that no chunk contains (hyphenated words: no part)."""
+        return [
+            t
+            for t in sorted(terms(query))
+            if not any(self.term_counts.get(part) for part in {t, *t.split("-")} if part)
+        ]
 
     def search(self, query: str, n: int) -> list[tuple[str, float]]:
         """(chunk id, BM25 score) of the best `n` chunks with a positive score."""
@@ -87,6 +107,12 @@ class KeywordIndex:
             retriever = None
             if (directory / "bm25").exists():
                 retriever = bm25s.BM25.load(str(directory / "bm25"), mmap=False)
-            return cls(retriever, meta["chunk_ids"], meta["paper_ids"], meta["generation"])
+            return cls(
+                retriever,
+                meta["chunk_ids"],
+                meta["paper_ids"],
+                meta["generation"],
+                meta["term_counts"],
+            )
         except (OSError, ValueError, KeyError):
             return None

@@ -18,7 +18,10 @@ _STOPWORDS = frozenset(
     "which while when where what who how not but can also into over such these those our we "
     "paper work method model models approach show shows propose proposed using use used based "
     "more most about between both each other only new did does any there any papers works "
-    "find found study studies paper's authors author".split()
+    "find found study studies paper's authors author "
+    # how questions are framed, not what they are about
+    "summarize summarise summary overview explain describe tell list give anyone someone "
+    "recent research ones".split()
 )
 
 
@@ -50,3 +53,9 @@ def terms(text: str) -> set[str]:
                 break
         found.add(word)
     return found
+
+
+def term_parts(text: str) -> set[str]:
+    """`terms(text)` plus the parts of hyphenated terms ("surface-code": "surface", "code")."""
+    found = terms(text)
+    return found | {part for t in found if "-" in t for part in t.split("-") if part}

@@ -9,6 +9,8 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.index import PaperIndex
+from rag.keyword import KeywordIndex
+from rag.lexical import terms
 from rag.loaders import Paper
 from rag.settings import RetrievalSettings, Settings
 
@@ -41,6 +43,8 @@ class Retriever:
     index: PaperIndex
     embeddings: Embeddings
     settings: RetrievalSettings
+    # chunk id -> paper id of the keyword index it was built from (rebuilt when that changes)
+    _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
 
     def search(
         self,
@@ -70,7 +74,7 @@ class Retriever:
         if mode != "dense":
             keyword = self.index.keyword_index()
             depth = fetch * (4 if filters.tiers or filters.keywords else 1)
-            lookup = dict(zip(keyword.chunk_ids, keyword.paper_ids, strict=True))
+            lookup = self._chunk_papers(keyword)
             for chunk_id, score in keyword.search(query, depth):
                 pid = lookup[chunk_id]
                 if pid not in keyword_ranks:
@@ -85,8 +89,10 @@ class Retriever:
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
         wanted = k * 4 if diverse else k
-        for start in range(0, len(ranked), max(wanted, 20)):
-            ids = ranked[start : start + max(wanted, 20)]
+        # Read only the papers needed, more when a filter may drop some.
+        step = max(wanted, 20) if filters.tiers or filters.keywords else wanted
+        for start in range(0, len(ranked), step):
+            ids = ranked[start : start + step]
             papers = self.index.get_papers(ids)
             for pid in ids:
                 paper = papers.get(pid)
@@ -107,6 +113,11 @@ class Retriever:
             return self._mmr(results, k)
         return results[:k]
 
+    def _chunk_papers(self, keyword: KeywordIndex) -> dict[str, str]:
+        if self._paper_of is None or self._paper_of[0] is not keyword:
+            self._paper_of = (keyword, dict(zip(keyword.chunk_ids, keyword.paper_ids, strict=True)))
+        return self._paper_of[1]
+
     def _fuse(
         self,
         dense_ranks: dict[str, int],
@@ -114,6 +125,11 @@ class Retriever:
         similarity: dict[str, float],
         keyword_scores: dict[str, float],
     ) -> dict[str, float]:
+        """RRF over the two rank lists, or w x cosine + (1 - w) x BM25 / best BM25 score.
+
+        In the weighted form a paper that dense search missed gets the lowest cosine seen, so
+        a strong exact-term match still ranks first (bench/tune_retrieval.py measured both).
+        """
         w = self.settings.dense_weight
         fused: dict[str, float] = {}
         if self.settings.fusion == "rrf" or not (dense_ranks and keyword_ranks):
@@ -148,10 +164,34 @@ class Retriever:
             chosen.append(int(value.argmax()))
         return [candidates[i] for i in chosen]
 
+    def relevance(self, query: str, results: list[RetrievedPaper]) -> float:
+        """How well the best result covers `query`; below retrieval.relevance_threshold we abstain.
 
-def is_relevant(results: list[RetrievedPaper], threshold: float) -> bool:
-    """Whether any retrieved paper is close enough to the question to answer from."""
-    return any(r.similarity >= threshold for r in results)
+        The best paper's cosine similarity, plus the rarity-weighted share of the question's
+        terms its title and abstract contain, minus a penalty for each question term that no
+        abstract in the index contains ("sourdough", "tokamak"), once the index is large enough
+        for that to mean something: the small English embedding
+        model alone separates answerable from unanswerable questions poorly
+        (bench/calibrate_threshold.py measures all three parts).
+        """
+        if not results:
+            return -1.0
+        keyword = self.index.keyword_index()
+        wanted = terms(query)
+        total = sum(keyword.idf(t) for t in wanted)
+        best = -1.0
+        for r in results:
+            found = terms(f"{r.paper.title}\n{r.paper.abstract}") & wanted
+            coverage = sum(keyword.idf(t) for t in found) / total if total else 0.0
+            best = max(best, r.similarity + self.settings.lexical_weight * coverage)
+        if len(keyword.chunk_ids) < self.settings.vocabulary_min_chunks:
+            return best  # too few abstracts to tell an unknown term from an unlucky one
+        unknown = min(len(keyword.unknown_terms(query)), 3)
+        return best - self.settings.unknown_term_penalty * unknown
+
+    def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
+        """Whether the results answer `query` well enough to answer from them."""
+        return self.relevance(query, results) >= self.settings.relevance_threshold
 
 
 def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> Retriever:

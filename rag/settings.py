@@ -32,9 +32,9 @@ class EmbeddingSettings(Section):
     )
     model: str = Field("all-MiniLM-L6-v2", description="Model name (OpenAI model for openai).")
     backend: Literal["torch", "onnx", "onnx-int8"] = Field(
-        "torch", description="Inference backend of the local model."
+        "onnx-int8", description="Inference backend of the local model."
     )
-    batch_size: int = Field(64, ge=1, le=4096, description="Texts per embedding call.")
+    batch_size: int = Field(16, ge=1, le=4096, description="Texts per embedding call.")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for embeddings.")
     api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the embeddings key.")
 
@@ -53,7 +53,19 @@ class RetrievalSettings(Section):
     rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal rank fusion constant.")
     dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="Dense share in fusion.")
     relevance_threshold: float = Field(
-        0.3, ge=-1.0, le=1.0, description="Best-chunk cosine similarity below which we abstain."
+        0.3,
+        ge=-2.0,
+        le=2.0,
+        description="Relevance (see Retriever.relevance) below which we abstain.",
+    )
+    lexical_weight: float = Field(
+        0.25, ge=0.0, le=2.0, description="Weight of the question terms a paper contains."
+    )
+    unknown_term_penalty: float = Field(
+        0.2, ge=0.0, le=1.0, description="Relevance lost per question term no abstract contains."
+    )
+    vocabulary_min_chunks: int = Field(
+        1000, ge=0, description="Chunks the index needs before unknown terms are penalised."
     )
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="Relevance vs diversity in MMR.")
 

@@ -36,7 +36,7 @@ INT4 = "How can INT4 weight-activation quantization deal with outliers in activa
 RRS_SNIPPET = "Rotated Runtime Smooth"
 MDM_QUESTION = "What did the masked diffusion language model paper find about the reverse curse?"
 UNANSWERABLE = (
-    "Which paper uses graph neural networks to forecast traffic congestion in city roads?"
+    "What are the health benefits of drinking green tea every day?"
 )
 
 

@@ -64,8 +64,8 @@ def assert_only_quotes(result: CitedAnswer) -> None:
         assert f"{c.quote} [{c.n}]" in result.answer  # the quote is one of the cited lines
 
 
-# Below the calibrated threshold (0.44) on the 38-paper seed index; on the 2,105-paper index
-# only the first of them is (bench/calibrate_threshold.py measures 2.7% false refusals there).
+# Below the calibrated relevance threshold on the 38-paper seed index, where too few abstracts
+# make the relevance check weaker (bench/calibrate_threshold.py measures it on 2,105 papers).
 KNOWN_REFUSALS = {"seed-tail-001", "seed-tail-006", "seed-para-005"}
 
 
@@ -158,10 +158,12 @@ def test_cli_ask_json_text_and_batch(
     assert printed["citations"] and printed["citations"][0]["quote"] in printed["answer"]
 
     batch = tmp_path / "questions.txt"
-    batch.write_text(f"{question}\n\n{SEED_UNANSWERABLE[0]}\n")
+    off_topic = "How do I bake a chocolate cake without eggs?"
+    assert off_topic in SEED_UNANSWERABLE
+    batch.write_text(f"{question}\n\n{off_topic}\n")
     assert main(["ask", "--batch", str(batch), *index, "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["question"] for r in rows] == [question, SEED_UNANSWERABLE[0]]
+    assert [r["question"] for r in rows] == [question, off_topic]
     assert rows[0]["answer"] == printed["answer"]
     assert rows[1]["abstained"] is True and rows[1]["citations"] == []
 

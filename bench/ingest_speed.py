@@ -1,0 +1,192 @@
+"""Ingest speed of the corpus against the LangChain tutorial pipeline, measured in one run.
+
+    .venv/bin/python bench/ingest_speed.py [--backends torch,onnx-int8] [--no-quality]
+
+Prints, for the tutorial pipeline (RecursiveCharacterTextSplitter 1000/200 + Chroma.from_documents
+with the same bundled model, torch) and for `build_index` with each embedding backend: wall
+time, word pieces embedded per second, the time a FLOP estimate of the model says this machine
+needs at the float32 matrix-multiply rate measured just before (wall x = wall / that; int8
+kernels can beat it), and the speed-up over the tutorial. Then retrieval quality (MRR@10, R@5
+of our hybrid on bench/questions.jsonl) of each index: a faster backend must keep quality.
+
+Corpus: the 2,105 papers of ../shared/data/iclr2025.jsonl plus the 38 bundled seeds (the eval
+corpus; the questions need both). Models are loaded (and the ONNX files exported, once) before
+the clock starts, for every pipeline alike.
+
+FLOPs of all-MiniLM-L6-v2 (6 layers, d = 384, FFN 1536) for a chunk of n word pieces (special
+tokens included): 6 * (24 n d^2 + 4 n^2 d): Q, K, V, output and the two FFN matrices
+(2 * (4 d^2 + 8 d^2) per token), plus QK^T and attention x V.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag.chunking import chunk_paper, token_counter  # noqa: E402
+from rag.evaluate import (  # noqa: E402
+    EVAL_CORPUS,
+    QUESTIONS,
+    TutorialPipeline,
+    load_questions,
+    run_eval,
+)
+from rag.index import build_index  # noqa: E402
+from rag.loaders import load_papers  # noqa: E402
+from rag.models import LocalEmbeddings  # noqa: E402
+from rag.settings import get_settings, with_overrides  # noqa: E402
+
+LAYERS, WIDTH = 6, 384
+
+
+def chunk_flops(tokens: int) -> float:
+    return LAYERS * (24 * tokens * WIDTH**2 + 4 * tokens**2 * WIDTH)
+
+
+def matmul_gflops() -> tuple[float, float]:
+    """Best float32 matrix-multiply rate of numpy and torch here (1024 x 1024), in GFLOP/s."""
+    import torch
+
+    a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
+    t = torch.from_numpy(a)
+    rates = []
+    for mul in (lambda: a @ a, lambda: t @ t):
+        for _ in range(3):
+            mul()
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(5):
+                mul()
+            best = min(best, (time.perf_counter() - start) / 5)
+        rates.append(2 * 1024**3 / best / 1e9)
+    return rates[0], rates[1]
+
+
+def line(name: str, seconds: float, tokens: int, flops: float, gflops: float, base: float) -> str:
+    ideal = flops / (gflops * 1e9)
+    return (
+        f"{name:<32}{seconds:7.1f} s{tokens:>9,} tok{tokens / seconds:>7,.0f} tok/s"
+        f"{flops / 1e12:>6.1f} TFLOP  at {gflops:4.1f} GFLOP/s: {ideal:5.1f} s,"
+        f" wall x{seconds / ideal:4.2f}"
+        f"  {base / seconds:5.2f}x tutorial speed  (load {os.getloadavg()[0]:.1f})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="torch,onnx-int8")
+    parser.add_argument("--no-quality", action="store_true", help="skip the MRR check")
+    parser.add_argument("--keep", type=Path, help="keep the indexes under this folder")
+    args = parser.parse_args()
+
+    papers = load_papers(list(EVAL_CORPUS))
+    np_rate, torch_rate = matmul_gflops()
+    print(
+        f"{len(papers)} papers; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
+        f"float32 matmul {np_rate:.1f} GFLOP/s (numpy), {torch_rate:.1f} GFLOP/s (torch); "
+        "the rate is measured again before each pipeline, and the FLOP time uses that"
+    )
+    root = Path(args.keep or tempfile.mkdtemp(prefix="rag-ingest-"))
+    root.mkdir(parents=True, exist_ok=True)
+
+    reference = LocalEmbeddings(backend="torch")
+    reference.embed_query("warm up")
+    counter = token_counter(reference.tokenizer)
+    limit = reference.max_tokens
+
+    # The tutorial pipeline.
+    docs = TutorialPipeline.documents(papers)
+    lengths = [min(n + 2, limit) for n in counter([d.page_content for d in docs])]
+    gflops = max(matmul_gflops())
+    started = time.perf_counter()
+    TutorialPipeline.build(papers, reference, root / "tutorial")
+    tutorial_seconds = time.perf_counter() - started
+    rows = [
+        line(
+            f"tutorial ({len(docs)} chunks)",
+            tutorial_seconds,
+            sum(lengths),
+            sum(map(chunk_flops, lengths)),
+            gflops,
+            tutorial_seconds,
+        )
+    ]
+    print(rows[0])
+
+    settings = get_settings()
+    quality: list[str] = []
+    questions = load_questions(QUESTIONS)
+    for backend in args.backends.split(","):
+        embeddings = LocalEmbeddings(batch_size=settings.embedding.batch_size, backend=backend)
+        load_start = time.perf_counter()
+        embeddings.embed_query("warm up")  # loads (and on first use exports) the model
+        load_seconds = time.perf_counter() - load_start
+        chunking = settings.chunking
+        chunks = [
+            c
+            for p in papers
+            for c in chunk_paper(p, counter, chunking.max_tokens, chunking.overlap_sentences)
+        ]
+        lengths = [n + 2 for n in counter([c.text for c in chunks])]
+        ours = with_overrides(
+            settings,
+            {
+                "store": {"index_dir": str(root / backend)},
+                "embedding": {"backend": backend},
+                "llm": {"model": "offline"},
+            },
+        )
+        gflops = max(matmul_gflops())
+        report = build_index(ours, list(EVAL_CORPUS), rebuild=True, embeddings=embeddings)
+        name = f"ours, {backend} ({report.embedded_chunks} chunks)"
+        row = line(
+            name,
+            report.seconds,
+            sum(lengths),
+            sum(map(chunk_flops, lengths)),
+            gflops,
+            tutorial_seconds,
+        )
+        print(row + f"  [model load {load_seconds:.1f} s, not counted]")
+        rows.append(row)
+        if backend != "torch":
+            sample = [c.text for c in chunks[:: max(1, len(chunks) // 300)]]
+            cosine = np.sum(
+                np.asarray(reference.embed_documents(sample))
+                * np.asarray(embeddings.embed_documents(sample)),
+                axis=1,
+            )
+            print(
+                f"{'':<32}its vectors against torch's, {len(sample)} chunks: cosine mean "
+                f"{cosine.mean():.4f}, min {cosine.min():.4f}"
+            )
+        if not args.no_quality:
+            result = run_eval(ours, questions, embeddings=embeddings, baselines=False)
+            s = result.systems[0].overall
+            quality.append(
+                f"{backend:<12} MRR@10 {100 * s.mrr_10:5.1f}  R@5 {100 * s.recall_5:5.1f}  "
+                f"R@1 {100 * s.recall_1:5.1f}  nDCG@10 {100 * s.ndcg_10:5.1f}"
+            )
+    if quality:
+        print(f"\nretrieval quality of each index (hybrid, {len(questions)} questions)")
+        print("\n".join(quality))
+    if args.keep:
+        print(f"\nindexes in {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

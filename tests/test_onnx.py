@@ -1,0 +1,39 @@
+"""The ONNX backends of the bundled model: exported locally, cached, and close to torch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rag.models import BUNDLED_SHA256, LocalEmbeddings, model_cache_dir, verify_weights
+
+TEXTS = [
+    "Masked diffusion models break the reverse curse that autoregressive models suffer from.",
+    "We rewire molecular graphs with Lennard-Jones edges to predict 3D conformations.",
+    "A learned parametric representation of human 3D hair for editing and reconstruction.",
+    "INT4 weight-activation quantization is hindered by outliers in activations.",
+]
+
+
+def test_int8_vectors_stay_close_to_torch_and_rank_the_same() -> None:
+    torch_model = LocalEmbeddings(backend="torch")
+    int8 = LocalEmbeddings(backend="onnx-int8")
+    a = np.asarray(torch_model.embed_documents(TEXTS))
+    b = np.asarray(int8.embed_documents(TEXTS))
+    assert b.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(axis=1).min() > 0.97
+    for query, best in [("why do LLMs fail at the reversal curse", 0), ("hairstyle model", 2)]:
+        assert int(np.argmax(b @ np.asarray(int8.embed_query(query)))) == best
+        assert int(np.argmax(a @ np.asarray(torch_model.embed_query(query)))) == best
+
+
+def test_the_export_is_cached_and_the_bundled_weights_untouched() -> None:
+    LocalEmbeddings(backend="onnx-int8").embed_query("warm")
+    folder = model_cache_dir() / f"minilm-l6-{BUNDLED_SHA256[:12]}"
+    files = {p.name: p.stat().st_mtime_ns for p in folder.glob("*.onnx")}
+    assert set(files) == {"model.onnx", "model-int8.onnx"}
+    again = LocalEmbeddings(backend="onnx-int8")
+    again.embed_query("warm")  # loads the cached files, exports nothing
+    assert {p.name: p.stat().st_mtime_ns for p in folder.glob("*.onnx")} == files
+    verify_weights(again.model_dir)  # the package's safetensors still hash to the official ones
+    assert again.name == LocalEmbeddings(backend="torch").name  # one vector space
