@@ -1,0 +1,89 @@
+"""At scale: the 2,105 real papers plus the seeds, with the real model and a real Chroma.
+
+Retrieval finds the gold paper, the relevance check answers what the corpus covers and abstains
+on what it does not, and the offline answerer cites the right paper for the product's own
+example questions. Floors sit a little below what bench/ measures, so noise cannot flip them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag.answer import Assistant, answer, open_assistant
+from rag.evaluate import load_questions
+from rag.retrieve import Retriever, open_retriever
+from rag.settings import Settings
+
+QUESTIONS = load_questions(Path(__file__).resolve().parents[1] / "bench" / "questions.jsonl")
+ENGLISH = [q for q in QUESTIONS if q.answerable and q.kind != "chinese"]
+UNANSWERABLE = [q for q in QUESTIONS if not q.answerable]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def retriever(corpus_settings: Settings) -> Retriever:
+    return open_retriever(corpus_settings)
+
+
+@pytest.fixture(scope="module")
+def assistant(corpus_settings: Settings, retriever: Retriever) -> Assistant:
+    return open_assistant(corpus_settings, embeddings=retriever.embeddings, chat_model=None)
+
+
+def has_gold(abstract: str, gold: tuple[str, ...]) -> bool:
+    text = " ".join(abstract.split())
+    return any(" ".join(g.split()) in text for g in gold)
+
+
+def test_gold_paper_is_in_the_top_five(retriever: Retriever) -> None:
+    found = 0
+    first = 0
+    for q in ENGLISH:
+        results = retriever.search(q.question, k=5)
+        found += any(has_gold(r.paper.abstract, q.gold) for r in results)
+        first += bool(results) and has_gold(results[0].paper.abstract, q.gold)
+    assert len(ENGLISH) >= 140
+    assert found / len(ENGLISH) >= 0.9, (found, len(ENGLISH))
+    assert first / len(ENGLISH) >= 0.75, (first, len(ENGLISH))
+
+
+def test_relevance_check_answers_covered_questions_and_refuses_the_rest(
+    retriever: Retriever,
+) -> None:
+    refused_answerable = [
+        q.id for q in ENGLISH if not retriever.is_relevant(q.question, retriever.search(q.question))
+    ]
+    answered_unanswerable = [
+        q.id
+        for q in UNANSWERABLE
+        if retriever.is_relevant(q.question, retriever.search(q.question))
+    ]
+    assert len(refused_answerable) / len(ENGLISH) <= 0.05, refused_answerable
+    assert len(answered_unanswerable) / len(UNANSWERABLE) <= 0.1, answered_unanswerable
+
+
+@pytest.mark.parametrize(
+    ("question", "snippet"),
+    [
+        ("What did the masked diffusion paper find about the reverse curse?", "reverse curse"),
+        ("Which papers make FlashAttention handle arbitrary masks?", "FlashAttention"),
+        ("Summarize the work on evaluating LLM unlearning", "unlearning"),
+    ],
+)
+def test_offline_answer_cites_the_right_paper_first(
+    assistant: Assistant, question: str, snippet: str
+) -> None:
+    result = answer(question, assistant=assistant)
+    assert not result.abstained, result.answer
+    first = result.citations[0]
+    paper = next(s.paper for s in result.sources if s.paper.id == first.paper_id)
+    assert snippet.lower() in paper.abstract.lower()
+    assert all(
+        c.quote in s.paper.abstract
+        for c in result.citations
+        for s in result.sources
+        if s.paper.id == c.paper_id
+    )
