@@ -215,8 +215,6 @@ class OnnxEncoder:
 
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        if os.environ.get("X_SPIN") == "0":
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.tokenizer = load_tokenizer(model_dir)
