@@ -147,7 +147,8 @@ def main() -> int:
             gflops = max(matmul_gflops())
             started = time.perf_counter()
             if name == "tutorial":
-                TutorialPipeline.build(papers, reference, root / "tutorial")
+                # A new folder each time: Chroma keeps a client per path within a process.
+                TutorialPipeline.build(papers, reference, root / f"tutorial-{round_}")
             else:
                 build_index(ours(name), list(EVAL_CORPUS), rebuild=True, embeddings=models[name])
             seconds = time.perf_counter() - started

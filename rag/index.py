@@ -636,13 +636,17 @@ def build_index(
     papers = load_papers(list(paths or settings.corpus_paths()))
     embeddings = embeddings or make_embeddings(settings.embedding)
     counter: list[TokenCounter] = []
+    counted: dict[str, int] = {}  # chunking measures each sentence more than once
 
     def count_tokens(texts: Sequence[str]) -> list[int]:
         # The tokenizer is loaded only when something needs embedding.
         if not counter:
             tokenizer = getattr(embeddings, "tokenizer", None) or load_tokenizer()
             counter.append(token_counter(tokenizer))
-        return counter[0](texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in counted]
+        if missing:
+            counted.update(zip(missing, counter[0](missing), strict=True))
+        return [counted[t] for t in texts]
 
     index = PaperIndex.open(settings, embeddings, create=True)
     return index.ingest(papers, count_tokens, rebuild=rebuild, progress=progress)

@@ -72,7 +72,7 @@ class LocalEmbeddings(Embeddings):
     as in config/default.toml) through ONNX Runtime, from a local export of the same weights.
     """
 
-    def __init__(self, batch_size: int = 16, backend: str = "onnx-int8") -> None:
+    def __init__(self, batch_size: int = 8, backend: str = "onnx-int8") -> None:
         self.model_dir = bundled_model_dir()
         self.batch_size = batch_size
         self.backend = backend

@@ -34,7 +34,7 @@ class EmbeddingSettings(Section):
     backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         "onnx-int8", description="Inference backend of the local model."
     )
-    batch_size: int = Field(16, ge=1, le=4096, description="Texts per embedding call.")
+    batch_size: int = Field(8, ge=1, le=4096, description="Texts per embedding call.")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for embeddings.")
     api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the embeddings key.")
 
