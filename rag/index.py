@@ -124,11 +124,7 @@ def make_client(settings: Settings, create: bool = False) -> Any:
                 "'embedded'"
             ) from None
     path = store.index_dir / "chroma"
-    if store.index_dir.exists() and not store.index_dir.is_dir():
-        raise StoreError(
-            f"{store.index_dir} is a file, not a folder: point store.index_dir (--index) at a "
-            "folder, or move the file away"
-        )
+    _check_not_a_file(store.index_dir)
     if not create and not (path / "chroma.sqlite3").exists():
         raise IndexMissingError(
             f"no index at {store.index_dir}: build it with `rag ingest --index {store.index_dir}`"
@@ -143,6 +139,14 @@ def make_client(settings: Settings, create: bool = False) -> Any:
             f"cannot open the index at {store.index_dir} ({_reason(e)}); check the folder, or "
             "rebuild it with `rag ingest --rebuild`"
         ) from None
+
+
+def _check_not_a_file(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(
+            f"{folder} is a file, not a folder: point store.index_dir (--index) at a "
+            "folder, or move the file away"
+        )
 
 
 def server_url(settings: Settings) -> str:
@@ -169,6 +173,50 @@ def _reason(error: Exception) -> str:
     return (str(error).splitlines() or [type(error).__name__])[0][:200] or type(error).__name__
 
 
+def keyword_dir(settings: Settings) -> Path:
+    """Where the BM25 index of this store lives (beside the embedded index, or per server)."""
+    store = settings.store
+    if store.mode == "http":
+        name = f"keyword-{store.host}-{store.port}-{store.collection}"
+        if (store.tenant, store.database) != ("default_tenant", "default_database"):
+            name += f"-{store.tenant}-{store.database}"
+        return store.index_dir / name.replace(":", "_").replace("/", "_")
+    return store.index_dir / "keyword"
+
+
+def lock_path(settings: Settings) -> Path:
+    folder = keyword_dir(settings)
+    return folder.with_name(folder.name + ".lock")
+
+
+def _where(settings: Settings) -> str:
+    if settings.store.mode == "http":
+        return f"the Chroma server at {server_url(settings)}"
+    return str(settings.store.index_dir)
+
+
+@contextmanager
+def ingest_lock(settings: Settings) -> Iterator[None]:
+    """One writer at a time per index; a second one waits `store.lock_timeout` then fails."""
+    path = lock_path(settings)
+    _check_not_a_file(path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(
+            f"cannot create the index folder {path.parent} ({_reason(e)}); check the path, "
+            "or point store.index_dir (--index) elsewhere"
+        ) from None
+    try:
+        with FileLock(str(path), timeout=settings.store.lock_timeout):
+            yield
+    except Timeout:
+        raise StoreError(
+            f"another `rag ingest` is writing to {_where(settings)} (lock {path}); "
+            "wait for it to finish, or set store.lock_timeout to wait"
+        ) from None
+
+
 class PaperIndex:
     """Chunks and papers in Chroma plus BM25, for one embedding model and chunking setup."""
 
@@ -192,24 +240,22 @@ class PaperIndex:
     @classmethod
     def open(cls, settings: Settings, embeddings: Embeddings, create: bool = False) -> PaperIndex:
         """Open the index; unless `create`, it must exist and match the configured models."""
-        index = cls(make_client(settings, create=create), settings, embeddings)
         if not create:
+            index = cls(make_client(settings), settings, embeddings)
             index._attach()
-        return index
+            return index
+        # Creating an embedded store sets up its database: two processes doing that at once
+        # collide, so it happens under the ingest lock.
+        with ingest_lock(settings):
+            return cls(make_client(settings, create=True), settings, embeddings)
 
     @property
     def keyword_dir(self) -> Path:
-        store = self.settings.store
-        if store.mode == "http":
-            name = f"keyword-{store.host}-{store.port}-{store.collection}"
-            if (store.tenant, store.database) != ("default_tenant", "default_database"):
-                name += f"-{store.tenant}-{store.database}"
-            return store.index_dir / name.replace(":", "_").replace("/", "_")
-        return store.index_dir / "keyword"
+        return keyword_dir(self.settings)
 
     @property
     def lock_path(self) -> Path:
-        return self.keyword_dir.with_name(self.keyword_dir.name + ".lock")
+        return lock_path(self.settings)
 
     def _attach(self) -> None:
         try:
@@ -225,9 +271,7 @@ class PaperIndex:
         self.check_manifest()
 
     def _where(self) -> str:
-        if self.settings.store.mode == "http":
-            return f"the Chroma server at {server_url(self.settings)}"
-        return str(self.settings.store.index_dir)
+        return _where(self.settings)
 
     def _store_error(self, e: Exception) -> StoreError:
         if self.settings.store.mode == "http":
@@ -262,20 +306,6 @@ class PaperIndex:
 
     # Ingest -------------------------------------------------------------------------
 
-    @contextmanager
-    def ingest_lock(self) -> Iterator[None]:
-        """One ingest at a time per index; a second one waits `store.lock_timeout` then fails."""
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.lock_path), timeout=self.settings.store.lock_timeout)
-        try:
-            with lock:
-                yield
-        except Timeout:
-            raise StoreError(
-                f"another `rag ingest` is writing to {self._where()} (lock {self.lock_path}); "
-                "wait for it to finish, or set store.lock_timeout to wait"
-            ) from None
-
     def ingest(
         self,
         papers: list[Paper],
@@ -286,7 +316,7 @@ class PaperIndex:
         """Store `papers`: new ones added, changed ones replaced, unchanged ones left alone."""
         started = time.perf_counter()
         report = IngestReport()
-        with self.ingest_lock():
+        with ingest_lock(self.settings):
             try:
                 if rebuild:
                     self._drop()

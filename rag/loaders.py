@@ -125,7 +125,7 @@ def load_seed_text(path: Path) -> list[Paper]:
                 start = number
             paragraph.append(line.strip())
         elif paragraph:
-            abstract = " ".join(paragraph)
+            abstract = " ".join(" ".join(paragraph).split())
             papers.append(
                 Paper(
                     id=f"{path.stem}-{len(papers) + 1:03d}",
@@ -141,7 +141,8 @@ def load_seed_text(path: Path) -> list[Paper]:
 
 def load_jsonl(path: Path) -> list[Paper]:
     papers = []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    # Lines end at "\n" only: U+2028 and the like may sit inside a JSON string.
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from rag.index import build_index
 from rag.models import LocalEmbeddings
@@ -16,6 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 CORPUS_JSONL = SHARED / "data" / "iclr2025.jsonl"
 DATA = Path(__file__).resolve().parent / "data"
+
+# The suite fuzzes the same examples on every run, so CI cannot fail on a draw it never saw
+# before; HYPOTHESIS_PROFILE=deep searches far wider, with fresh random draws.
+hypothesis_settings.register_profile("default", max_examples=60, derandomize=True)
+hypothesis_settings.register_profile("deep", max_examples=3000)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def make_settings(index_dir: Path, **sections: dict[str, Any]) -> Settings:

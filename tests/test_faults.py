@@ -13,6 +13,7 @@ The Chroma server going down is in tests/test_server_mode.py.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -94,8 +95,10 @@ class Ingest:
         while self.done < papers and self.proc.poll() is None:
             assert time.monotonic() < deadline, self.stderr[-500:]
             time.sleep(0.005)
+        # One batch's time: the shortest gap between marks after the first batch (whose gap
+        # also holds loading the model), so the kill lands at most a batch past the target.
         times = sorted(self.marks.values())
-        batch = times[-1] - times[-2] if len(times) >= 2 else 0.5
+        batch = min((b - a for a, b in itertools.pairwise(times[1:])), default=0.2)
         delay = rng.uniform(0, batch)
         time.sleep(delay)
         if self.proc.poll() is None:
