@@ -35,9 +35,7 @@ from tests.openai_server import OpenAIServer, Reply
 INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"
 RRS_SNIPPET = "Rotated Runtime Smooth"
 MDM_QUESTION = "What did the masked diffusion language model paper find about the reverse curse?"
-UNANSWERABLE = (
-    "What are the health benefits of drinking green tea every day?"
-)
+UNANSWERABLE = "What are the health benefits of drinking green tea every day?"
 
 
 @pytest.fixture(autouse=True)
