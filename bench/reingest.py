@@ -45,19 +45,32 @@ print(len(app.chat_message), "messages")
 """
 
 
+# Linux counts the memory of the process a child was forked from in the child's ru_maxrss
+# (the high-water mark survives exec), and this process holds the model. So each command is
+# started by a small launcher process, which reports its child's own peak.
+LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_child(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """(seconds, peak RSS in MB, last output line) of one child process."""
     started = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile() as peak:
+        launch = [sys.executable, "-c", LAUNCHER, peak.name, *command]
+        code = subprocess.call(launch, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
         seconds = time.perf_counter() - started
         out.seek(0)
         text = out.read().decode(errors="replace").strip()
-    if child.returncode != 0:
+        kilobytes = int(Path(peak.name).read_text() or 0)
+    if code != 0:
         raise RuntimeError(f"{' '.join(command[:4])} ... failed:\n{text[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024, (text.splitlines() or [""])[-1]
+    return seconds, kilobytes / 1024, (text.splitlines() or [""])[-1]
 
 
 def main() -> int:

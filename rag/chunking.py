@@ -31,6 +31,7 @@ class Chunk:
     text: str
     start: int
     end: int
+    tokens: int  # word pieces of `text`, without [CLS] and [SEP]
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -58,7 +59,8 @@ def chunk_paper(
     """Windows of whole sentences, each with the title, within `max_tokens` word pieces."""
     spans = _fit_spans(paper.abstract, split_sentences(paper.abstract), count_tokens, max_tokens)
     header = paper.title + "\n"
-    budget = max_tokens - 2 - count_tokens([header])[0]  # [CLS] and [SEP]
+    header_tokens = count_tokens([header])[0]
+    budget = max_tokens - 2 - header_tokens  # [CLS] and [SEP]
     sizes = count_tokens([paper.abstract[s:e] for s, e in spans])
     windows: list[tuple[int, int]] = []  # sentence index ranges
     first = 0
@@ -85,6 +87,8 @@ def chunk_paper(
                 text=header + paper.abstract[start:end],
                 start=start,
                 end=end,
+                # WordPiece splits at whitespace first, so the pieces of the parts add up.
+                tokens=header_tokens + sum(sizes[a : b + 1]),
             )
         )
     return chunks

@@ -29,7 +29,7 @@ from rag.models import embeddings_name
 from rag.settings import Settings
 
 SCHEMA = 1
-PAPERS_PER_BATCH = 64
+PAPERS_PER_BATCH = 128
 T = TypeVar("T")
 
 
@@ -424,7 +424,7 @@ class PaperIndex:
                 for p, cs in zip(papers, per_paper, strict=True)
             ],
         )
-        return len(chunks), sum(count_tokens(texts))
+        return len(chunks), sum(c.tokens for c in chunks)
 
     def _add_chunks(
         self, chunks: list[Chunk], vectors: np.ndarray, by_id: dict[str, Paper]

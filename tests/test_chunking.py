@@ -59,6 +59,8 @@ def test_every_chunk_fits_the_window_with_special_tokens(
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]  # [CLS] ... [SEP] included
     too_long = [(t[:60], n) for t, n in zip(texts, lengths, strict=True) if n > MAX_TOKENS]
     assert not too_long
+    # Each chunk knows its own length (the ingest reports it without tokenizing again).
+    assert [c.tokens + 2 for cs in all_chunks.values() for c in cs] == lengths
     # Windows are filled, not cut needlessly small.
     assert sum(lengths) / len(lengths) > MAX_TOKENS / 2
 
