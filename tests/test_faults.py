@@ -53,7 +53,7 @@ REBIND_QUESTION = (
 
 # Kill -9 at random points ---------------------------------------------------------------------
 
-# The real CLI, with batches of 4 papers instead of 64 so that 38 papers make 10 batches.
+# The real CLI, with batches of 4 papers (not rag.index.PAPERS_PER_BATCH): 38 papers, 10 batches.
 SMALL_BATCHES = (
     "import sys, rag.index; rag.index.PAPERS_PER_BATCH = 4; "
     "from rag.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -21,7 +21,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.chunking import chunk_paper, token_counter
 from rag.cli import main
-from rag.index import IndexMismatchError, PaperIndex, build_index
+from rag.index import PAPERS_PER_BATCH, IndexMismatchError, PaperIndex, build_index
 from rag.keyword import KeywordIndex
 from rag.loaders import load_papers
 from rag.models import ModelError, bundled_model_dir, load_tokenizer, verify_weights
@@ -399,8 +399,9 @@ def rag_stats(index_dir: Path) -> dict[str, Any]:
 
 
 def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embeddings: Any) -> None:
-    # 200 real papers: four batches of 64 (rag.index.PAPERS_PER_BATCH) and a partial one.
-    total = 200
+    # Real papers: three whole batches (rag.index.PAPERS_PER_BATCH) and a partial one.
+    batch = PAPERS_PER_BATCH
+    total = 3 * batch + 16
     path = write_jsonl(tmp_path / "papers.jsonl", read_jsonl(CORPUS_JSONL)[:total])
     reference = make_settings(tmp_path / "reference")
     build_index(reference, [path], embeddings=embeddings)
@@ -413,19 +414,19 @@ def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embed
             command, stdout=subprocess.DEVNULL, stderr=err, env=clean_env(), cwd=ROOT
         )
         try:
-            # Batches are 64 papers; wait for two, then kill half-way through the third (the
-            # progress bar redraws late at times, so later than that may be past the end).
+            # Wait for two batches, then kill half-way through the third (the progress bar
+            # redraws late at times, so later than that may be past the end).
             marks: dict[str, float] = {}
             deadline = time.monotonic() + 600
             while len(marks) < 2:
                 text = progress.read_text(errors="replace")
-                for mark in (f"64/{total}", f"128/{total}"):
+                for mark in (f"{batch}/{total}", f"{2 * batch}/{total}"):
                     if mark in text:
                         marks.setdefault(mark, time.monotonic())
                 assert proc.poll() is None, f"ingest ended before it was killed: {text[-500:]}"
                 assert time.monotonic() < deadline, "no progress from rag ingest"
                 time.sleep(0.02)
-            batch_seconds = marks[f"128/{total}"] - marks[f"64/{total}"]
+            batch_seconds = marks[f"{2 * batch}/{total}"] - marks[f"{batch}/{total}"]
             time.sleep(batch_seconds * 0.5)
         finally:
             os.kill(proc.pid, signal.SIGKILL)
@@ -433,7 +434,7 @@ def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embed
     assert proc.returncode == -signal.SIGKILL
 
     partial = rag_stats(index_dir)
-    assert 128 <= partial["papers"] < total
+    assert 2 * batch <= partial["papers"] < total
 
     done = subprocess.run(
         command, capture_output=True, text=True, env=clean_env(), cwd=ROOT, timeout=600
@@ -457,6 +458,6 @@ def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embed
     index = PaperIndex.open(settings, embeddings)
     assert sorted(index.keyword_index().chunk_ids) == wanted["chunk_ids"]
     retriever = Retriever(index, embeddings, settings.retrieval)
-    for record in read_jsonl(path)[::40]:
+    for record in read_jsonl(path)[::80]:
         assert retriever.search(record["title"], mode="dense")[0].paper.id == record["id"]
         assert retriever.search(record["title"])[0].paper.id == record["id"]
