@@ -17,73 +17,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(ROOT))
+
+from tests.streamlit_app import chromium, streamlit  # noqa: E402
+
 TIMEOUT_MS = 300_000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def streamlit(script: Path, env: dict[str, str]) -> Iterator[tuple[str, float, float, int]]:
-    """Run `streamlit run script`; yields (url, start time, seconds to /_stcore/health, pid)."""
-    port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port)]
-    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"streamlit exited with {proc.returncode}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.read() == b"ok":
-                        break
-            except OSError:
-                time.sleep(0.05)
-        yield url, started, time.perf_counter() - started, proc.pid
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -97,11 +42,11 @@ def bare_first_paint(browser: Any, env: dict[str, str]) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bare.py"
         script.write_text('import streamlit as st\n\nst.write("bare streamlit is up")\n')
-        with streamlit(script, env) as (url, started, _, _):
+        with streamlit(env, script) as served:
             page = browser.new_page()
-            page.goto(url)
+            page.goto(served.url)
             page.get_by_text("bare streamlit is up").wait_for(timeout=TIMEOUT_MS)
-            seconds = time.perf_counter() - started
+            seconds = time.perf_counter() - served.started
             page.close()
     return seconds
 
@@ -119,21 +64,21 @@ def ask(page: Any, question: str, turn: int) -> float:
 
 
 def app_timings(browser: Any, env: dict[str, str], questions: list[str]) -> dict[str, float]:
-    with streamlit(ROOT / "ui" / "app.py", env) as (url, started, healthy, pid):
+    with streamlit(env) as served:
         page = browser.new_page()
-        page.goto(url)
+        page.goto(served.url)
         page.get_by_test_id("stChatInputTextArea").wait_for(timeout=TIMEOUT_MS)
-        input_shown = time.perf_counter() - started
+        input_shown = time.perf_counter() - served.started
         ask(page, questions[0], 0)
-        first = time.perf_counter() - started
-        first_cpu = cpu_seconds(pid)
+        first = time.perf_counter() - served.started
+        first_cpu = cpu_seconds(served.pid)
         errors = page.get_by_test_id("stAlertContentError").count()
         warm = ask(page, questions[1], 1)
         page.close()
     if errors:
         raise SystemExit("the app showed an error instead of an answer; check the index")
     return {
-        "server_healthy_s": healthy,
+        "server_healthy_s": served.healthy_after,
         "chat_input_shown_s": input_shown,
         "first_answer_s": first,
         "server_cpu_s_at_first_answer": first_cpu,
@@ -174,13 +119,9 @@ def main() -> None:
     if args.config:
         env["RAG_CONFIG"] = args.config
 
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         bare = bare_first_paint(browser, env)
         app = app_timings(browser, env, [args.question, args.second])
-        browser.close()
     library = library_answer_seconds(env, [args.question, args.second])
     result = {
         "index": str(args.index),

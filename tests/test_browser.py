@@ -11,12 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,22 +20,12 @@ import pytest
 from rag.index import build_index
 from rag.settings import BUNDLED_CORPUS, Settings
 from tests.conftest import make_settings
+from tests.streamlit_app import chromium, streamlit
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(2)>"
 HOSTILE = {
@@ -62,26 +46,6 @@ HOSTILE = {
 QUESTION = "How does QuokkaNet count quokkas in drone images?"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"streamlit exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.read() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.2)
-    pytest.fail(f"streamlit did not answer {url}/_stcore/health within {timeout:.0f} s")
-
-
 @pytest.fixture(scope="module")
 def hostile_index(
     tmp_path_factory: pytest.TempPathFactory, seed_settings: Settings, embeddings: Any
@@ -100,7 +64,6 @@ def hostile_index(
 @pytest.fixture(scope="module")
 def app_url(hostile_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`streamlit run ui/app.py` on a free loopback port, offline, over the hostile index."""
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
     env.pop("OPENAI_API_KEY", None)
     env.update(
@@ -108,36 +71,17 @@ def app_url(hostile_index: Path, tmp_path_factory: pytest.TempPathFactory) -> It
         RAG_LLM__MODEL="offline",
         RAG_UI__FEEDBACK_PATH=str(tmp_path_factory.mktemp("feedback") / "feedback.jsonl"),
     )
-    log = (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("wb")
-    command = [sys.executable, "-m", "streamlit", "run", "ui/app.py", "--server.port", str(port)]
-    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
-    proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
+    with (
+        (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("wb") as log,
+        streamlit(env, log=log) as served,
+    ):
+        yield served.url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def test_question_streams_a_cited_answer_and_markup_stays_text(

@@ -1,0 +1,97 @@
+"""The chat app served by a real `streamlit run` on loopback, and Debian's Chromium to drive it.
+
+Shared by the browser test and bench/ui_startup.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from tests.chroma_server import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "ui" / "app.py"
+CHROMIUM = "/usr/bin/chromium"  # Debian's package, installed by `make browser`
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass
+class Served:
+    url: str
+    pid: int
+    started: float  # time.perf_counter() just before `streamlit run` was started
+    healthy_after: float  # seconds until /_stcore/health answered
+
+
+@contextmanager
+def streamlit(
+    env: dict[str, str], script: Path = APP, log: IO[bytes] | None = None, timeout: float = 90.0
+) -> Iterator[Served]:
+    """Run `streamlit run script` on a free loopback port until the block ends."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port)]
+    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    output = log or subprocess.DEVNULL
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=output, stderr=output, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, timeout)
+        yield Served(url, proc.pid, started, time.perf_counter() - started)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"streamlit did not answer {url}/_stcore/health within {timeout:.0f} s")
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless Debian Chromium through Playwright (no browser is downloaded)."""
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
