@@ -229,6 +229,8 @@ class SystemReport:
     per_kind: dict[str, Scores] = field(default_factory=dict)
     overall: Scores = field(default_factory=Scores)
     abstention: Abstention = field(default_factory=Abstention)
+    # The same without the Chinese questions: the bundled embedding model is English-only.
+    abstention_english: Abstention = field(default_factory=Abstention)
     seconds: float = 0.0
     rankings: dict[str, list[str]] = field(default_factory=dict)
 
@@ -238,6 +240,7 @@ class SystemReport:
             "per_kind": {k: s.as_dict() for k, s in self.per_kind.items()},
             "overall": self.overall.as_dict(),
             "abstention": self.abstention.as_dict(),
+            "abstention_english": self.abstention_english.as_dict(),
             "seconds": self.seconds,
         }
 
@@ -250,6 +253,8 @@ def evaluate_system(name: str, system: System, questions: Sequence[Question]) ->
         ranked = system(q.question)
         report.rankings[q.id] = ranked.paper_ids
         report.abstention.add(q.answerable, ranked.abstained)
+        if q.kind != "chinese":
+            report.abstention_english.add(q.answerable, ranked.abstained)
         if q.answerable:
             report.per_kind.setdefault(q.kind, Scores()).add(q.gold, ranked.abstracts)
             report.overall.add(q.gold, ranked.abstracts)
@@ -495,17 +500,18 @@ def format_report(report: EvalReport) -> str:
         "",
         f"abstention (threshold {report.threshold:g} on the relevance score of the top "
         "papers); 'unanswerable' is the positive class",
-        f"{'system':<10}{'precision':>10}{'recall':>8}{'F1':>7}{'false refusals':>16}"
-        f"{'s/question':>12}",
+        f"{'system':<10}{'questions':<11}{'precision':>10}{'recall':>8}{'F1':>7}"
+        f"{'false refusals':>16}{'s/question':>12}",
     ]
     n = max(sum(report.counts.values()), 1)
     for system in report.systems:
-        a = system.abstention
-        lines.append(
-            f"{system.name:<10}{100 * a.precision:>10.1f}{100 * a.recall:>8.1f}"
-            f"{100 * a.f1:>7.1f}{100 * a.false_refusal_rate:>15.1f}%"
-            f"{system.seconds / n:>12.3f}"
-        )
+        rows = [("all", system.abstention), ("English", system.abstention_english)]
+        for i, (questions, a) in enumerate(rows):
+            lines.append(
+                f"{system.name if i == 0 else '':<10}{questions:<11}{100 * a.precision:>10.1f}"
+                f"{100 * a.recall:>8.1f}{100 * a.f1:>7.1f}{100 * a.false_refusal_rate:>15.1f}%"
+                + (f"{system.seconds / n:>12.3f}" if i == 0 else "")
+            )
     if report.warnings:
         lines += ["", f"{len(report.warnings)} gold label warning(s):"]
         lines += [f"  {w}" for w in report.warnings[:20]]

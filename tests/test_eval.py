@@ -130,6 +130,12 @@ SEED_QUESTIONS = [
         "question": "INT4 quantization outliers, and Lipschitz ensembles",
         "gold": ["Rotated Runtime Smooth", "we introduce LOTOS"],
     },
+    {
+        "id": "z1",
+        "kind": "chinese",
+        "question": "有没有论文研究 masked diffusion models 能不能打破 reverse curse？",
+        "gold": ["breaks the *reverse curse*"],
+    },
     {"id": "u1", "kind": "unanswerable", "question": "a recipe for lemon cake", "gold": []},
 ]
 
@@ -145,7 +151,13 @@ def test_rag_eval_scores_our_retriever_and_the_baselines_on_the_seeds(
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["papers"] == 38
-    assert report["counts"] == {"keyword": 2, "paraphrase": 1, "multi": 1, "unanswerable": 1}
+    assert report["counts"] == {
+        "keyword": 2,
+        "paraphrase": 1,
+        "multi": 1,
+        "chinese": 1,
+        "unanswerable": 1,
+    }
     assert report["warnings"] == []
     systems = {s["name"]: s for s in report["systems"]}
     assert list(systems) == ["hybrid", "tutorial", "bm25", "dense"]
@@ -155,10 +167,14 @@ def test_rag_eval_scores_our_retriever_and_the_baselines_on_the_seeds(
     assert hybrid["per_kind"]["multi"]["recall_5"] == 1.0
     assert "unanswerable" not in hybrid["per_kind"]
     for system in systems.values():
-        assert system["overall"]["n"] == 4
+        assert system["overall"]["n"] == 5
         counts = system["abstention"]
         assert counts["refused_unanswerable"] + counts["answered_unanswerable"] == 1
-        assert counts["refused_answerable"] + counts["answered_answerable"] == 4
+        assert counts["refused_answerable"] + counts["answered_answerable"] == 5
+        # Abstention is also scored without the Chinese question (the model is English-only).
+        english = system["abstention_english"]
+        assert english["refused_unanswerable"] + english["answered_unanswerable"] == 1
+        assert english["refused_answerable"] + english["answered_answerable"] == 4
     # The tutorial pipeline is a real second index beside the first, built from the same papers.
     index_dir = Path(seed_settings.store.index_dir)
     assert (index_dir.parent / f"{index_dir.name}-tutorial" / "built-from.sha256").exists()
