@@ -60,9 +60,11 @@ def verify_weights(model_dir: Path, expected: str = BUNDLED_SHA256) -> None:
 def load_tokenizer(model_dir: Path | None = None) -> Any:
     """The bundled model's own word-piece tokenizer (chunk sizes are measured with it)."""
     _quiet_offline_hub()
-    from transformers import AutoTokenizer
+    # The class AutoTokenizer picks for this model (its tokenizer_config.json), named directly:
+    # AutoTokenizer's lookup imports torch, a second of start-up the ONNX backends never need.
+    from transformers import BertTokenizer
 
-    return AutoTokenizer.from_pretrained(str(model_dir or bundled_model_dir()))
+    return BertTokenizer.from_pretrained(str(model_dir or bundled_model_dir()))
 
 
 class LocalEmbeddings(Embeddings):
@@ -87,10 +89,11 @@ class LocalEmbeddings(Embeddings):
     @cached_property
     def model(self) -> Any:
         _quiet_offline_hub()
-        from sentence_transformers import SentenceTransformer
-
         if self.backend == "torch":
+            from sentence_transformers import SentenceTransformer
+
             return SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
+        # The ONNX backends need neither torch nor sentence-transformers (seconds of imports).
         return _onnx_model(self.model_dir, quantized=self.backend == "onnx-int8")
 
     @property

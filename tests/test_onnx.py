@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 
-from rag.models import BUNDLED_SHA256, LocalEmbeddings, model_cache_dir, verify_weights
+from rag.models import (
+    BUNDLED_SHA256,
+    LocalEmbeddings,
+    bundled_model_dir,
+    load_tokenizer,
+    model_cache_dir,
+    verify_weights,
+)
+from rag.settings import Settings
 
 TEXTS = [
     "Masked diffusion models break the reverse curse that autoregressive models suffer from.",
@@ -37,3 +49,33 @@ def test_the_export_is_cached_and_the_bundled_weights_untouched() -> None:
     assert {p.name: p.stat().st_mtime_ns for p in folder.glob("*.onnx")} == files
     verify_weights(again.model_dir)  # the package's safetensors still hash to the official ones
     assert again.name == LocalEmbeddings(backend="torch").name  # one vector space
+
+
+def test_the_tokenizer_is_the_one_auto_tokenizer_picks() -> None:
+    from transformers import AutoTokenizer
+
+    ours = load_tokenizer()
+    auto = AutoTokenizer.from_pretrained(str(bundled_model_dir()))
+    assert type(ours) is type(auto)
+    texts = [*TEXTS, "有没有论文研究 reverse curse？", "ÉCOLE naïve café", "word " * 400]
+    for options in [{"add_special_tokens": False}, {"truncation": True, "max_length": 256}]:
+        assert ours(texts, **options)["input_ids"] == auto(texts, **options)["input_ids"]
+
+
+def test_answering_with_the_onnx_backend_never_imports_torch(seed_settings: Settings) -> None:
+    """Start-up of the app and CLI: torch and sentence-transformers cost seconds to import."""
+    script = (
+        "import sys; from rag.answer import answer, open_assistant; "
+        "from rag.settings import get_settings; "
+        "result = answer('How does FlashMask support attention masks?', "
+        "assistant=open_assistant(get_settings())); "
+        "assert result.citations, result; "
+        "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env |= {"RAG_STORE__INDEX_DIR": str(seed_settings.store.index_dir), "RAG_LLM__MODEL": "offline"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
