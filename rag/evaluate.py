@@ -504,14 +504,16 @@ def format_report(report: EvalReport) -> str:
         f"{'false refusals':>16}{'s/question':>12}",
     ]
     n = max(sum(report.counts.values()), 1)
+
+    def row(name: str, questions: str, a: Abstention, seconds: str = "") -> str:
+        return (
+            f"{name:<10}{questions:<11}{100 * a.precision:>10.1f}{100 * a.recall:>8.1f}"
+            f"{100 * a.f1:>7.1f}{100 * a.false_refusal_rate:>15.1f}%{seconds}"
+        )
+
     for system in report.systems:
-        rows = [("all", system.abstention), ("English", system.abstention_english)]
-        for i, (questions, a) in enumerate(rows):
-            lines.append(
-                f"{system.name if i == 0 else '':<10}{questions:<11}{100 * a.precision:>10.1f}"
-                f"{100 * a.recall:>8.1f}{100 * a.f1:>7.1f}{100 * a.false_refusal_rate:>15.1f}%"
-                + (f"{system.seconds / n:>12.3f}" if i == 0 else "")
-            )
+        lines.append(row(system.name, "all", system.abstention, f"{system.seconds / n:>12.3f}"))
+        lines.append(row("", "English", system.abstention_english))
     if report.warnings:
         lines += ["", f"{len(report.warnings)} gold label warning(s):"]
         lines += [f"  {w}" for w in report.warnings[:20]]

@@ -113,9 +113,15 @@ def _read_text(path: Path) -> str:
         raise LoadError(path, f"bytes that are not UTF-8 (at byte {e.start})", line) from None
 
 
+def _read_lines(path: Path) -> list[str]:
+    # Lines end at "\n" only, as editors count them: U+2028, form feeds and the like are text
+    # (inside a JSON string, say), not line breaks.
+    return _read_text(path).split("\n")
+
+
 def load_seed_text(path: Path) -> list[Paper]:
     """A header line, then one abstract per blank-line-separated paragraph, no titles."""
-    lines = _read_text(path).splitlines()
+    lines = _read_lines(path)
     papers: list[Paper] = []
     paragraph: list[str] = []
     start = 0
@@ -123,7 +129,7 @@ def load_seed_text(path: Path) -> list[Paper]:
         if line.strip():
             if not paragraph:
                 start = number
-            paragraph.append(line.strip())
+            paragraph.append(line)
         elif paragraph:
             abstract = " ".join(" ".join(paragraph).split())
             papers.append(
@@ -141,8 +147,7 @@ def load_seed_text(path: Path) -> list[Paper]:
 
 def load_jsonl(path: Path) -> list[Paper]:
     papers = []
-    # Lines end at "\n" only: U+2028 and the like may sit inside a JSON string.
-    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+    for number, line in enumerate(_read_lines(path), start=1):
         if not line.strip():
             continue
         try:

@@ -80,8 +80,6 @@ class Retriever:
                 if pid not in keyword_ranks:
                     keyword_ranks[pid] = len(keyword_ranks)
                     keyword_scores[pid] = score
-        if mode == "dense":
-            keyword_ranks = {}
         if mode == "keyword":
             dense_ranks = {}
         fused = self._fuse(dense_ranks, keyword_ranks, similarity, keyword_scores)
