@@ -33,11 +33,12 @@ from langchain_core.embeddings import Embeddings  # noqa: E402
 
 import rag.index  # noqa: E402
 from rag.evaluate import EVAL_CORPUS, QUESTIONS, load_questions  # noqa: E402
-from rag.index import IndexMissingError, PaperIndex, build_index  # noqa: E402
+from rag.index import PaperIndex, build_index  # noqa: E402
 from rag.loaders import Paper, load_papers  # noqa: E402
 from rag.models import make_embeddings  # noqa: E402
 from rag.retrieve import Retriever  # noqa: E402
 from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
+from rag.store import IndexMissingError  # noqa: E402
 
 
 class RandomEmbeddings(Embeddings):

@@ -44,10 +44,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _is_user_error(error: Exception) -> bool:
     from rag.answer import AnswerError
-    from rag.index import StoreError
     from rag.loaders import LoadError
     from rag.models import ModelError
     from rag.settings import ConfigError
+    from rag.store import StoreError
 
     user_errors = (UsageError, ConfigError, LoadError, StoreError, ModelError, AnswerError, OSError)
     return isinstance(error, user_errors)
@@ -230,8 +230,9 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     from rag import evaluate
-    from rag.index import IndexMissingError, PaperIndex, build_index
+    from rag.index import PaperIndex, build_index
     from rag.models import make_embeddings
+    from rag.store import IndexMissingError
 
     if args.index is None and settings.store.mode == "embedded":
         # The eval corpus gets its own index, not the app's.

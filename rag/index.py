@@ -1,48 +1,55 @@
-"""The index: chunk vectors and paper records in Chroma, plus the BM25 keyword index.
+"""The index: chunk vectors and paper records in two Chroma collections, plus BM25 beside them.
 
-Ingest is idempotent and safe to interrupt: a paper's record is written after its chunks,
-so a paper only counts as stored once all of it is; a re-run redoes anything unfinished.
+Ingest is idempotent and safe to interrupt: a paper's record is written after its chunks, so
+a paper only counts as stored once all of it is; a re-run redoes anything unfinished.
+Connecting lives in `rag.store`, the ingest lock in `rag.ingest_lock`, the BM25 cache in
+`rag.keyword_cache`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from filelock import FileLock, Timeout
 from langchain_core.embeddings import Embeddings
 
 from rag.chunking import Chunk, TokenCounter, chunk_paper
+from rag.ingest_lock import ingest_lock, lock_path
 from rag.keyword import KeywordIndex
+from rag.keyword_cache import KeywordCache, keyword_dir
 from rag.loaders import Paper
 from rag.models import embeddings_name
 from rag.settings import Settings
+from rag.store import (
+    IndexMismatchError,
+    IndexMissingError,
+    StoreError,
+    describe_store,
+    is_connection_error,
+    is_not_found,
+    make_client,
+    store_error,
+)
+
+__all__ = [
+    "PAPERS_PER_BATCH",
+    "IndexMismatchError",
+    "IndexMissingError",
+    "IngestReport",
+    "PaperIndex",
+    "StoreError",
+    "build_index",
+]
 
 SCHEMA = 1
 PAPERS_PER_BATCH = 128
 T = TypeVar("T")
-
-
-class StoreError(RuntimeError):
-    """The index cannot be opened or reached; the message says what to do."""
-
-
-class IndexMissingError(StoreError):
-    pass
-
-
-class IndexMismatchError(StoreError):
-    pass
 
 
 @dataclass
@@ -90,133 +97,6 @@ class Manifest:
         )
 
 
-def make_client(settings: Settings, create: bool = False) -> Any:
-    """A Chroma client: on disk under store.index_dir, or a server (store.mode = 'http')."""
-    import chromadb
-
-    store = settings.store
-    chroma_settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=True)
-    if store.mode == "http":
-        try:
-            client = chromadb.HttpClient(
-                host=store.host,
-                port=store.port,
-                ssl=store.ssl,
-                headers=server_headers(settings),
-                settings=chroma_settings,
-                tenant=store.tenant,
-                database=store.database,
-            )
-            client.heartbeat()
-            return client
-        except StoreError:
-            raise
-        except Exception as e:
-            if _is_auth_error(e):
-                raise StoreError(
-                    f"the Chroma server at {server_url(settings)} refused the credentials "
-                    f"({_reason(e)}); set {store.auth_token_env} to its token, or "
-                    f"{store.headers_env} to the headers it expects (JSON)"
-                ) from None
-            raise StoreError(
-                f"cannot reach the Chroma server at {server_url(settings)} ({_reason(e)}); "
-                "start it with `chroma run --path DIR --port PORT`, or set store.mode = "
-                "'embedded'"
-            ) from None
-    path = store.index_dir / "chroma"
-    _check_not_a_file(store.index_dir)
-    if not create and not (path / "chroma.sqlite3").exists():
-        raise IndexMissingError(
-            f"no index at {store.index_dir}: build it with `rag ingest --index {store.index_dir}`"
-        )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
-            raise PermissionError(f"permission denied: {path}")
-        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-    except Exception as e:
-        raise StoreError(
-            f"cannot open the index at {store.index_dir} ({_reason(e)}); check the folder, or "
-            "rebuild it with `rag ingest --rebuild`"
-        ) from None
-
-
-def _check_not_a_file(folder: Path) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise StoreError(
-            f"{folder} is a file, not a folder: point store.index_dir (--index) at a "
-            "folder, or move the file away"
-        )
-
-
-def server_url(settings: Settings) -> str:
-    scheme = "https" if settings.store.ssl else "http"
-    return f"{scheme}://{settings.store.host}:{settings.store.port}"
-
-
-def server_headers(settings: Settings) -> dict[str, str]:
-    """Auth for the Chroma server, from the environment only (never from a file)."""
-    headers: dict[str, str] = {}
-    raw = os.environ.get(settings.store.headers_env)
-    if raw:
-        try:
-            headers.update({str(k): str(v) for k, v in json.loads(raw).items()})
-        except (ValueError, AttributeError):
-            raise StoreError(f"{settings.store.headers_env} must be a JSON object") from None
-    token = os.environ.get(settings.store.auth_token_env)
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    return headers
-
-
-def _reason(error: Exception) -> str:
-    return (str(error).splitlines() or [type(error).__name__])[0][:200] or type(error).__name__
-
-
-def keyword_dir(settings: Settings) -> Path:
-    """Where the BM25 index of this store lives (beside the embedded index, or per server)."""
-    store = settings.store
-    if store.mode == "http":
-        name = f"keyword-{store.host}-{store.port}-{store.collection}"
-        if (store.tenant, store.database) != ("default_tenant", "default_database"):
-            name += f"-{store.tenant}-{store.database}"
-        return store.index_dir / name.replace(":", "_").replace("/", "_")
-    return store.index_dir / "keyword"
-
-
-def lock_path(settings: Settings) -> Path:
-    folder = keyword_dir(settings)
-    return folder.with_name(folder.name + ".lock")
-
-
-def _where(settings: Settings) -> str:
-    if settings.store.mode == "http":
-        return f"the Chroma server at {server_url(settings)}"
-    return str(settings.store.index_dir)
-
-
-@contextmanager
-def ingest_lock(settings: Settings) -> Iterator[None]:
-    """One writer at a time per index; a second one waits `store.lock_timeout` then fails."""
-    path = lock_path(settings)
-    _check_not_a_file(path.parent)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise StoreError(
-            f"cannot create the index folder {path.parent} ({_reason(e)}); check the path, "
-            "or point store.index_dir (--index) elsewhere"
-        ) from None
-    try:
-        with FileLock(str(path), timeout=settings.store.lock_timeout):
-            yield
-    except Timeout:
-        raise StoreError(
-            f"another `rag ingest` is writing to {_where(settings)} (lock {path}); "
-            "wait for it to finish, or set store.lock_timeout to wait"
-        ) from None
-
-
 class PaperIndex:
     """Chunks and papers in Chroma plus BM25, for one embedding model and chunking setup."""
 
@@ -233,9 +113,7 @@ class PaperIndex:
         self.chunks_name, self.papers_name = f"{prefix}_chunks", f"{prefix}_papers"
         self._chunks: Any = None
         self._papers: Any = None
-        self._keyword: KeywordIndex | None = None
-        # Sessions of one UI process share this object; one of them rebuilds BM25 at a time.
-        self._keyword_lock = threading.Lock()
+        self.keyword_cache = KeywordCache(keyword_dir(settings), lock_path(settings))
 
     @classmethod
     def open(cls, settings: Settings, embeddings: Embeddings, create: bool = False) -> PaperIndex:
@@ -249,37 +127,17 @@ class PaperIndex:
         with ingest_lock(settings):
             return cls(make_client(settings, create=True), settings, embeddings)
 
-    @property
-    def keyword_dir(self) -> Path:
-        return keyword_dir(self.settings)
-
-    @property
-    def lock_path(self) -> Path:
-        return lock_path(self.settings)
-
     def _attach(self) -> None:
         try:
             self._chunks = self.client.get_collection(self.chunks_name, embedding_function=None)
             self._papers = self.client.get_collection(self.papers_name, embedding_function=None)
         except Exception as e:
-            if _is_not_found(e):
-                where = self._where()
+            if is_not_found(e):
                 raise IndexMissingError(
-                    f"no index in {where}: build it with `rag ingest`"
+                    f"no index in {describe_store(self.settings)}: build it with `rag ingest`"
                 ) from None
-            raise self._store_error(e) from None
+            raise store_error(self.settings, e) from None
         self.check_manifest()
-
-    def _where(self) -> str:
-        return _where(self.settings)
-
-    def _store_error(self, e: Exception) -> StoreError:
-        if self.settings.store.mode == "http":
-            return StoreError(
-                f"the Chroma server at {server_url(self.settings)} failed ({_reason(e)}); "
-                "check that it is running (`chroma run --path DIR --port PORT`)"
-            )
-        return StoreError(f"the index at {self._where()} failed: {_reason(e)}")
 
     def manifest(self) -> Manifest:
         meta = dict(self._chunks.metadata or {})
@@ -298,8 +156,9 @@ class PaperIndex:
             want.chunk_max_tokens,
             want.chunk_overlap,
         ):
+            where = describe_store(self.settings)
             raise IndexMismatchError(
-                f"the index in {self._where()} was built with {have.describe()}, but the "
+                f"the index in {where} was built with {have.describe()}, but the "
                 f"configuration asks for {want.describe()}: rebuild it with "
                 "`rag ingest --rebuild`, or change the configuration back"
             )
@@ -342,7 +201,7 @@ class PaperIndex:
                     report.embedded_tokens += tokens
                     if progress:
                         progress(len(batch), len(papers))
-                keyword = KeywordIndex.load(self.keyword_dir)
+                keyword = self.keyword_cache.saved()
                 stale = bool((self._chunks.metadata or {}).get("keyword_stale"))
                 if (
                     todo
@@ -355,8 +214,8 @@ class PaperIndex:
             except StoreError:
                 raise
             except Exception as e:
-                if _is_connection_error(e):
-                    raise self._store_error(e) from None
+                if is_connection_error(e):
+                    raise store_error(self.settings, e) from None
                 raise
         report.seconds = time.perf_counter() - started
         return report
@@ -366,10 +225,9 @@ class PaperIndex:
             try:
                 self.client.delete_collection(name)
             except Exception as e:
-                if not _is_not_found(e):
+                if not is_not_found(e):
                     raise
-        shutil.rmtree(self.keyword_dir, ignore_errors=True)
-        self._keyword = None
+        self.keyword_cache.drop()
 
     def _create(self) -> None:
         config = {"hnsw": {"space": "cosine"}}
@@ -457,8 +315,7 @@ class PaperIndex:
                 metadata=self.wanted.as_metadata() | {"generation": manifest.generation}
             )
         keyword = self._build_keyword_index(manifest.generation)
-        keyword.save(self.keyword_dir)
-        self._keyword = keyword
+        self.keyword_cache.save(keyword)
         return keyword
 
     def _build_keyword_index(self, generation: str) -> KeywordIndex:
@@ -486,24 +343,24 @@ class PaperIndex:
         except StoreError:
             raise
         except Exception as e:
-            if not _is_not_found(e):
-                raise self._store_error(e) from None
+            if not is_not_found(e):
+                raise store_error(self.settings, e) from None
         self._attach()
         try:
             return call()
         except Exception as e:
-            raise self._store_error(e) from None
+            raise store_error(self.settings, e) from None
 
     def current_generation(self) -> str:
         """The index generation as stored now (one small request), so other writers show up."""
         try:
             chunks = self.client.get_collection(self.chunks_name, embedding_function=None)
         except Exception as e:
-            if _is_not_found(e):
+            if is_not_found(e):
                 raise IndexMissingError(
-                    f"no index in {self._where()}: build it with `rag ingest`"
+                    f"no index in {describe_store(self.settings)}: build it with `rag ingest`"
                 ) from None
-            raise self._store_error(e) from None
+            raise store_error(self.settings, e) from None
         if self._chunks is None or chunks.id != self._chunks.id:
             self._attach()  # dropped and rebuilt by another client: check it again
         else:
@@ -518,23 +375,11 @@ class PaperIndex:
         next search instead of serving a stale keyword index.
         """
         generation = self.current_generation()
-        with self._keyword_lock:
-            if self._keyword is None or self._keyword.generation != generation:
-                loaded = KeywordIndex.load(self.keyword_dir)
-                if loaded is None or loaded.generation != generation:
-                    loaded = self._rebuild_keyword_index()
-                self._keyword = loaded
-            return self._keyword
-
-    def _rebuild_keyword_index(self) -> KeywordIndex:
-        try:
-            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(self.lock_path), timeout=0):
-                return self._refresh_keyword_index(new_generation=False)
-        except (Timeout, OSError):
-            # An ingest holds the lock (or the folder is read-only): never wait or fail a
-            # search for it; build this one in memory and let the writer save its own.
-            return self._build_keyword_index(self.manifest().generation)
+        return self.keyword_cache.current(
+            generation,
+            rebuild=lambda: self._refresh_keyword_index(new_generation=False),
+            build=lambda: self._build_keyword_index(self.manifest().generation),
+        )
 
     def dense_search(
         self, vector: list[float], n: int, tiers: list[str] | None = None
@@ -600,7 +445,7 @@ class PaperIndex:
                 "embedding_model": self.manifest().embedding_model,
             }
         except Exception as e:
-            raise self._store_error(e) from None
+            raise store_error(self.settings, e) from None
 
 
 def paper_metadata(paper: Paper) -> dict[str, Any]:
@@ -634,21 +479,6 @@ def paper_from_metadata(paper_id: str, abstract: str, meta: dict[str, Any]) -> P
         position=int(meta.get("position", 0)),
         extra=json.loads(meta.get("extra") or "{}"),
     )
-
-
-def _is_not_found(error: Exception) -> bool:
-    text = f"{type(error).__name__} {error}".lower()
-    return "notfound" in text or "does not exist" in text or "not found" in text
-
-
-def _is_auth_error(error: Exception) -> bool:
-    text = f"{type(error).__name__} {error}".lower()
-    return any(w in text for w in ("unauthorized", "forbidden", "401", "403", "authenticat"))
-
-
-def _is_connection_error(error: Exception) -> bool:
-    text = f"{type(error).__name__} {error}".lower()
-    return any(w in text for w in ("connect", "timeout", "timed out", "refused", "unreachable"))
 
 
 def build_index(

@@ -22,7 +22,7 @@ from rag.index import PaperIndex
 from rag.models import LocalEmbeddings
 from rag.retrieve import Retriever
 from rag.settings import Settings
-from tests.conftest import ROOT, copy_index, index_snapshot, make_settings, read_jsonl
+from tests.helpers import ROOT, copy_index, index_snapshot, make_settings, read_jsonl
 
 RAG = str(Path(sys.executable).with_name("rag"))
 
@@ -97,7 +97,7 @@ def test_threads_sharing_one_retriever_get_the_sequential_results(
     expected = [ranking(sequential_retriever, q) for q in questions]
     assert sum(1 for e in expected if e) == 100
 
-    shutil.rmtree(PaperIndex.open(settings, embeddings).keyword_dir)
+    shutil.rmtree(PaperIndex.open(settings, embeddings).keyword_cache.directory)
     shared = Retriever(PaperIndex.open(settings, embeddings), embeddings, settings.retrieval)
     start = threading.Barrier(4)
 

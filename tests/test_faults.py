@@ -31,19 +31,14 @@ import pytest
 
 from rag.answer import AnswerError, answer, open_assistant, stream_answer
 from rag.cli import main
-from rag.index import (
-    IndexMismatchError,
-    IndexMissingError,
-    PaperIndex,
-    StoreError,
-    build_index,
-)
+from rag.index import PaperIndex, build_index
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
 from rag.retrieve import Retriever, open_retriever
 from rag.settings import BUNDLED_CORPUS, Settings
+from rag.store import IndexMismatchError, IndexMissingError, StoreError
 from tests.chroma_server import free_port
-from tests.conftest import ROOT, copy_index, index_snapshot, make_settings
+from tests.helpers import ROOT, copy_index, index_snapshot, make_settings
 from tests.openai_server import OpenAIServer, Reply
 
 REBIND_QUESTION = (
@@ -215,13 +210,13 @@ def test_corrupt_bm25_cache_is_rebuilt_and_search_is_unchanged(
 ) -> None:
     settings = copy_index(seed_settings, tmp_path / "index")
     index = PaperIndex.open(settings, embeddings)
-    (index.keyword_dir / "meta.json").write_text("{ truncated")
+    (index.keyword_cache.directory / "meta.json").write_text("{ truncated")
     got = open_retriever(settings, embeddings).search(REBIND_QUESTION)
     want = open_retriever(seed_settings, embeddings).search(REBIND_QUESTION)
     assert [(r.paper.id, r.keyword_rank) for r in got] == [
         (r.paper.id, r.keyword_rank) for r in want
     ]
-    assert json.loads((index.keyword_dir / "meta.json").read_text())["chunk_ids"]
+    assert json.loads((index.keyword_cache.directory / "meta.json").read_text())["chunk_ids"]
 
 
 def test_an_index_from_another_embedding_model_or_chunking(
@@ -406,6 +401,6 @@ def test_store_errors_are_not_swallowed_by_the_answer(
     """The Chroma server stopping is a StoreError naming it, also when asking."""
     settings = make_settings(tmp_path, store={"mode": "http", "port": free_port()})
     with pytest.raises(StoreError, match="cannot reach the Chroma server at http://127.0.0.1:"):
-        open_assistant(settings, embeddings, chat_model=None)
+        open_assistant(settings, embeddings)
     with pytest.raises(IndexMissingError):
-        open_assistant(make_settings(tmp_path / "none"), embeddings, chat_model=None)
+        open_assistant(make_settings(tmp_path / "none"), embeddings)

@@ -18,7 +18,7 @@ from rag.loaders import Paper, load_papers
 from rag.models import load_tokenizer
 from rag.retrieve import Filters, Retriever
 from rag.settings import BUNDLED_CORPUS, Settings
-from tests.conftest import CORPUS_JSONL, DATA, make_settings, read_jsonl
+from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl
 
 QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
 RESULT_KEYS = {"paper_id", "title", "abstract", "url", "decision", "score"}
@@ -115,7 +115,7 @@ def test_tail_facts_are_matched_by_their_own_chunk(
 
 
 def chunk_span(index: PaperIndex, chunk_id: str) -> tuple[int, int]:
-    from rag.index import make_client
+    from rag.store import make_client
 
     chunks = make_client(index.settings).get_collection(index.chunks_name)
     meta = chunks.get(ids=[chunk_id], include=["metadatas"])["metadatas"][0]
