@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     embeddings = make_embeddings(settings.embedding)
     threshold = settings.retrieval.relevance_threshold
 
-    offline = open_assistant(settings, embeddings=embeddings, chat_model=None)
+    offline_settings = with_overrides(settings, {"llm": {"model": "offline"}})
+    offline = open_assistant(offline_settings, embeddings=embeddings)
     answer(WARM_UP, assistant=offline)  # load the models outside the timings
     retrieval_times = []
     for row in rows:

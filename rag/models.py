@@ -314,3 +314,51 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
         return init_chat_model(model, model_provider=provider, **kwargs)
     except (ImportError, ValueError) as e:
         raise ModelError(f"llm.model = {name!r}: {e}") from None
+
+
+def model_error_message(error: Exception, settings: LLMSettings, model: str) -> str:
+    """What a provider's exception means for `model`, and what to set; one or two sentences."""
+    where = f"the server at {settings.base_url}" if settings.base_url else "the provider's API"
+    generic = (
+        f"{where} gave no usable reply for {model} ({type(error).__name__}: {_short(str(error))})."
+    )
+    try:
+        import openai
+    except ImportError:  # another provider's client: keep the generic message
+        return generic
+    if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+        return (
+            f"{where} rejected the API key for {model} ({error.status_code}): set "
+            f"{settings.api_key_env} to a valid key, or llm.base_url to a server that accepts it."
+        )
+    if isinstance(error, openai.NotFoundError):
+        return (
+            f"{where} does not serve {model} (404): set llm.model (RAG_LLM__MODEL) to a model "
+            "it has, or llm.base_url (RAG_LLM__BASE_URL) to the right server."
+        )
+    if isinstance(error, openai.RateLimitError):
+        return (
+            f"{where} is still rate limiting {model} (429) after {settings.max_retries} "
+            "retries: wait a moment, or raise llm.max_retries."
+        )
+    if isinstance(error, openai.APITimeoutError):
+        return (
+            f"{model} at {where} did not answer within llm.timeout = {settings.timeout:g} s: "
+            "raise llm.timeout (RAG_LLM__TIMEOUT) or check that the server is not overloaded."
+        )
+    if isinstance(error, openai.APIConnectionError):
+        return (
+            f"cannot connect to {where} for {model}: start that server, or set llm.base_url "
+            "(RAG_LLM__BASE_URL) to one that is running."
+        )
+    if isinstance(error, openai.APIStatusError):
+        retried = f" after {settings.max_retries} retries" if error.status_code >= 500 else ""
+        return (
+            f"{where} answered {error.status_code}{retried} for {model}: {_short(error.message)}."
+        )
+    return generic
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

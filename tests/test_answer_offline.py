@@ -24,7 +24,7 @@ from rag.cli import main
 from rag.extractive import HEADING
 from rag.models import OFFLINE_MODEL, LocalEmbeddings
 from rag.settings import Settings
-from tests.conftest import DATA, read_jsonl
+from tests.helpers import DATA, read_jsonl
 
 SEED_QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
 SEED_UNANSWERABLE = [
@@ -37,7 +37,7 @@ BULLET = re.compile(r"^- (?:(?:Problem|Method|Result): )?(.+) \[(\d+)\]$")
 
 @pytest.fixture(scope="module")
 def offline(seed_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(seed_settings, embeddings=embeddings, chat_model=None)
+    return open_assistant(seed_settings, embeddings=embeddings)
 
 
 def is_right(result: CitedAnswer, n: int, gold: list[str]) -> bool:

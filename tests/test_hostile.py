@@ -23,13 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.answer import NO_COVERAGE, SYSTEM_PROMPT, AnswerError, answer, open_assistant
+from rag.answer import NO_COVERAGE, AnswerError, answer, open_assistant
 from rag.cli import main
 from rag.index import build_index
 from rag.loaders import LoadError, Paper, load_papers
 from rag.models import LocalEmbeddings
+from rag.prompts import SYSTEM_PROMPT
 from rag.settings import BUNDLED_CORPUS, Settings
-from tests.conftest import copy_index, make_settings
+from tests.helpers import copy_index, make_settings
 from tests.openai_server import OpenAIServer
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -184,7 +185,7 @@ def test_a_file_that_fails_to_load_leaves_the_index_untouched(
 
 @pytest.fixture(scope="module")
 def offline(seed_settings: Settings, embeddings: LocalEmbeddings) -> Any:
-    return open_assistant(seed_settings, embeddings, chat_model=None)
+    return open_assistant(seed_settings, embeddings)
 
 
 def test_empty_and_blank_questions(offline: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,7 +30,7 @@ def retriever(corpus_settings: Settings) -> Retriever:
 
 @pytest.fixture(scope="module")
 def assistant(corpus_settings: Settings, retriever: Retriever) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=retriever.embeddings, chat_model=None)
+    return open_assistant(corpus_settings, embeddings=retriever.embeddings)
 
 
 def has_gold(abstract: str, gold: tuple[str, ...]) -> bool:
