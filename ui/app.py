@@ -11,26 +11,21 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import threading
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 import streamlit as st
+from langchain_core.embeddings import Embeddings
 
-# `rag` is installed; `ui` is not, so the repository root goes on the path for `ui.render`.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from langchain_core.embeddings import Embeddings  # noqa: E402
-
-from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stream_answer  # noqa: E402
-from rag.index import IndexMismatchError, IndexMissingError, StoreError, build_index  # noqa: E402
-from rag.loaders import LoadError  # noqa: E402
-from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings  # noqa: E402
-from rag.retrieve import Filters, RetrievedPaper  # noqa: E402
-from rag.settings import ConfigError, Settings, get_settings, preset_names  # noqa: E402
-from ui.render import (  # noqa: E402
+from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stream_answer
+from rag.index import build_index
+from rag.loaders import LoadError
+from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings
+from rag.retrieve import Filters, RetrievedPaper
+from rag.settings import ConfigError, EmbeddingSettings, Settings, get_settings, preset_names
+from rag.store import IndexMismatchError, IndexMissingError, StoreError
+from ui.render import (
     Turn,
     answer_markdown,
     card_anchor,
@@ -60,26 +55,25 @@ EXAMPLES = [
 ]
 
 
-@st.cache_resource(show_spinner=False)
-def load_embeddings(key: str, _settings: Settings) -> Embeddings:
+# Settings are pydantic models: cached resources are keyed on their JSON, so equal settings
+# share one resource.
+BY_VALUE = {
+    Settings: lambda s: s.model_dump_json(),
+    EmbeddingSettings: lambda s: s.model_dump_json(),
+}
+
+
+@st.cache_resource(show_spinner=False, hash_funcs=BY_VALUE)
+def load_embeddings(settings: EmbeddingSettings) -> Embeddings:
     """The embedding model named in the settings, one per process (its weights load lazily)."""
-    return make_embeddings(_settings.embedding)
+    return make_embeddings(settings)
 
 
-@st.cache_resource(show_spinner=False)
-def load_assistant(key: str, _settings: Settings) -> Assistant:
+@st.cache_resource(show_spinner=False, hash_funcs=BY_VALUE)
+def load_assistant(settings: Settings) -> Assistant:
     """Index, retriever and chat model for these settings, shared by every session."""
-    embeddings = load_embeddings(_settings.embedding.model_dump_json(), _settings)
-    # Loading the local model (torch, mostly outside the GIL) overlaps opening the index.
-    warm_up = threading.Thread(target=embeddings.embed_query, args=("warm up",), daemon=True)
-    if _settings.embedding.provider == "local":
-        warm_up.start()
-    try:
-        assistant = open_assistant(_settings, embeddings=embeddings)
-        assistant.retriever.index.keyword_index()  # read BM25 now, not at the first question
-    finally:
-        if warm_up.is_alive():
-            warm_up.join()
+    assistant = open_assistant(settings, embeddings=load_embeddings(settings.embedding))
+    assistant.warm_up()  # load the model and BM25 now, not at the first question
     return assistant
 
 
@@ -102,7 +96,7 @@ def build_the_index(settings: Settings, rebuild: bool) -> None:
         bar.progress(share, text=f"Indexed {done[0]:,} of {total:,} papers")
 
     try:
-        embeddings = load_embeddings(settings.embedding.model_dump_json(), settings)
+        embeddings = load_embeddings(settings.embedding)
         report = build_index(settings, rebuild=rebuild, embeddings=embeddings, progress=progress)
     except (LoadError, StoreError, ModelError, OSError) as e:
         st.error(f"The index could not be built. {escape_message(e)}")
@@ -117,7 +111,7 @@ def build_the_index(settings: Settings, rebuild: bool) -> None:
 def open_or_explain(settings: Settings) -> Assistant | None:
     """The assistant, or None after saying why not (and offering to build a missing index)."""
     try:
-        return load_assistant(settings.model_dump_json(), settings)
+        return load_assistant(settings)
     except IndexMissingError as e:
         corpus = ", ".join(escape_text(str(p)) for p in settings.corpus_paths())
         st.warning(escape_message(e), icon=":material/database:")
@@ -321,7 +315,7 @@ assistant = open_or_explain(settings)
 if assistant is not None:
     with corpus_slot:
         try:
-            stats = assistant.retriever.index.stats()
+            stats = assistant.stats()
             st.markdown(
                 f"**{stats['papers']:,}** papers · **{stats['chunks']:,}** chunks  \n"
                 f"Embeddings: {escape_text(str(stats['embedding_model']))}"
