@@ -29,7 +29,7 @@ from rag.cli import main
 from rag.index import build_index
 from rag.models import LocalEmbeddings
 from rag.settings import Settings, get_settings, with_overrides
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 from tests.openai_server import OpenAIServer, Reply
 
 INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"

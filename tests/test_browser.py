@@ -19,7 +19,7 @@ import pytest
 
 from rag.index import build_index
 from rag.settings import BUNDLED_CORPUS, Settings
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 from tests.streamlit_app import chromium, streamlit
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from rag.chunking import Chunk, chunk_paper, sentences, split_sentences, token_c
 from rag.loaders import Paper, load_papers
 from rag.models import LocalEmbeddings, load_tokenizer
 from rag.settings import BUNDLED_CORPUS, get_settings
-from tests.conftest import CORPUS_JSONL
+from tests.helpers import CORPUS_JSONL
 
 MAX_TOKENS = get_settings().chunking.max_tokens
 OVERLAP = get_settings().chunking.overlap_sentences

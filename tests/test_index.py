@@ -27,7 +27,7 @@ from rag.loaders import load_papers
 from rag.models import ModelError, bundled_model_dir, load_tokenizer, verify_weights
 from rag.retrieve import Retriever
 from rag.settings import Settings
-from tests.conftest import (
+from tests.helpers import (
     CORPUS_JSONL,
     ROOT,
     copy_index,

@@ -19,7 +19,7 @@ import pytest
 from rag.cli import main
 from rag.loaders import LoadError, Paper, load_papers
 from rag.settings import BUNDLED_CORPUS, Settings
-from tests.conftest import CORPUS_JSONL, ROOT, copy_index, index_snapshot, read_jsonl
+from tests.helpers import CORPUS_JSONL, ROOT, copy_index, index_snapshot, read_jsonl
 
 SEED_FILES = sorted(BUNDLED_CORPUS.glob("*.txt"))
 

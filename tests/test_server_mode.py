@@ -22,13 +22,14 @@ import pytest
 
 from rag.answer import answer, open_assistant
 from rag.cli import main
-from rag.index import PaperIndex, StoreError, build_index
+from rag.index import PaperIndex, build_index
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
 from rag.retrieve import open_retriever
 from rag.settings import BUNDLED_CORPUS, Settings
+from rag.store import StoreError, make_client
 from tests.chroma_server import ChromaServer, free_port
-from tests.conftest import ROOT, index_snapshot, make_settings, read_jsonl
+from tests.helpers import ROOT, index_snapshot, make_settings, read_jsonl
 
 RAG = str(Path(sys.executable).with_name("rag"))
 SEED_QUESTIONS = [
@@ -131,8 +132,8 @@ def test_library_search_matches_embedded_for_every_seed_question(
         assert [r.paper.id for r in got] == [r.paper.id for r in want], question
         assert [r.similarity for r in got] == pytest.approx([r.similarity for r in want], abs=1e-5)
     # The BM25 cache of a server lives beside the embedded index, one folder per server.
-    assert remote.index.keyword_dir.parent == settings.store.index_dir
-    assert (remote.index.keyword_dir / "meta.json").exists()
+    assert remote.index.keyword_cache.directory.parent == settings.store.index_dir
+    assert (remote.index.keyword_cache.directory / "meta.json").exists()
 
 
 def test_ask_against_the_server_gives_the_embedded_answer(
@@ -209,10 +210,8 @@ def test_a_second_client_sees_another_clients_reingest_and_rebuild(
     rebuilt = retriever.search("streaming speech recognition latency")
     assert [r.paper.id for r in rebuilt] == ["p-quokka"]
     generation = retriever.index.current_generation()
-    assert (
-        json.loads((retriever.index.keyword_dir / "meta.json").read_text())["generation"]
-        == generation
-    )
+    saved = retriever.index.keyword_cache.directory / "meta.json"
+    assert json.loads(saved.read_text())["generation"] == generation
 
 
 # Credentials --------------------------------------------------------------------------------
@@ -252,8 +251,6 @@ class _RecordingChroma(BaseHTTPRequestHandler):
 def test_token_headers_tenant_and_database_reach_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag.index import make_client
-
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RecordingChroma)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
@@ -277,6 +274,51 @@ def test_token_headers_tenant_and_database_reach_the_server(
         monkeypatch.setenv("CHROMA_HEADERS", "X-Lab: iclr")
         with pytest.raises(StoreError, match="CHROMA_HEADERS must be a JSON object"):
             make_client(settings)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class _Gateway(BaseHTTPRequestHandler):
+    """A reverse proxy in front of Chroma: `reply` is (status, body) for every request."""
+
+    reply: tuple[int, str] = (502, "")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        status, body = self.reply
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.mark.parametrize("upstream", [4010, 8403])
+def test_an_unreachable_server_on_a_port_like_401_or_403_is_not_a_credentials_error(
+    tmp_path: Path, upstream: int
+) -> None:
+    """Errors are told apart by Chroma's exception types, not by digits in their text."""
+    down = f"connection to upstream http://127.0.0.1:{upstream}/api/v2/heartbeat failed"
+    refused = json.dumps({"error": "AuthError", "message": "Permission denied."})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Gateway)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        settings = make_settings(tmp_path, store={"mode": "http", "port": httpd.server_address[1]})
+        _Gateway.reply = (502, f"502 Bad Gateway: {down}")
+        with pytest.raises(StoreError) as unreachable:
+            make_client(settings)
+        assert str(unreachable.value).startswith("cannot reach the Chroma server at http://")
+        assert f":{upstream}/api/v2/heartbeat" in str(unreachable.value)
+        assert "credentials" not in str(unreachable.value)
+
+        _Gateway.reply = (403, refused)  # Chroma's own "AuthError": ChromaAuthError
+        with pytest.raises(StoreError) as denied:
+            make_client(settings)
+        assert "refused the credentials (Permission denied.)" in str(denied.value)
+        assert "set CHROMA_AUTH_TOKEN" in str(denied.value)
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -323,7 +365,7 @@ def test_server_stopping_mid_session_is_a_store_error_and_restart_recovers(
         before = [r.paper.id for r in retriever.search(question)]
         assert before[0] == seeds[2].id
 
-        assistant = open_assistant(settings, embeddings, chat_model=None)
+        assistant = open_assistant(settings, embeddings)
         server.stop()
         for mode in ("hybrid", "dense", "keyword"):
             with pytest.raises(StoreError) as down:

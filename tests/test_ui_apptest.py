@@ -18,7 +18,7 @@ from rag.answer import Citation, CitedAnswer
 from rag.index import build_index
 from rag.loaders import Paper
 from rag.retrieve import RetrievedPaper
-from tests.conftest import CORPUS_JSONL, make_settings, read_jsonl
+from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 from tests.openai_server import OpenAIServer, Reply
 from ui.render import (
     Turn,
