@@ -10,6 +10,8 @@ import hashlib
 import io
 import json
 import re
+import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 SUFFIXES = (".txt", ".jsonl", ".csv")
 KNOWN_FIELDS = ("id", "title", "abstract", "authors", "keywords", "decision", "url")
 TIERS = ("Oral", "Spotlight", "Poster")
+MAX_FILE_BYTES = 1 << 30  # the real corpus is 3 MB; a bigger file is a mistake, not papers
 
 
 class LoadError(ValueError):
@@ -101,6 +104,14 @@ def load_file(path: Path) -> list[Paper]:
 
 def _read_text(path: Path) -> str:
     try:
+        info = path.stat()  # follows symlinks: a link to /dev/zero is a device
+        if not stat.S_ISREG(info.st_mode):
+            # Reading a FIFO waits for a writer forever; a device never ends.
+            raise LoadError(path, f"not a regular file ({_file_kind(info.st_mode)})")
+        if info.st_size > MAX_FILE_BYTES:
+            raise LoadError(
+                path, f"{info.st_size:,} bytes is too big (the limit is {MAX_FILE_BYTES:,})"
+            )
         data = path.read_bytes()
     except FileNotFoundError:
         raise LoadError(path, "file not found") from None
@@ -111,6 +122,17 @@ def _read_text(path: Path) -> str:
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise LoadError(path, f"bytes that are not UTF-8 (at byte {e.start})", line) from None
+
+
+def _file_kind(mode: int) -> str:
+    kinds = [
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -132,6 +154,8 @@ def load_seed_text(path: Path) -> list[Paper]:
             paragraph.append(line)
         elif paragraph:
             abstract = " ".join(" ".join(paragraph).split())
+            if not visible(abstract):
+                raise LoadError(path, "the abstract has only invisible characters", start)
             papers.append(
                 Paper(
                     id=f"{path.stem}-{len(papers) + 1:03d}",
@@ -163,22 +187,37 @@ def load_jsonl(path: Path) -> list[Paper]:
 
 def load_csv(path: Path) -> list[Paper]:
     text = _read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    columns = [c.strip().lower() for c in reader.fieldnames or []]
-    if "abstract" not in columns:
-        raise LoadError(path, f"no 'abstract' column (columns: {', '.join(columns) or 'none'})", 1)
-    reader.fieldnames = columns
-    papers = []
+    # strict: an unclosed quote is an error, not a field that swallows the rest of the file.
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    start = 1  # the line the record being read starts on
     try:
+        columns = [c.strip().lower() for c in reader.fieldnames or []]
+        if "abstract" not in columns:
+            found = ", ".join(columns) or "none"
+            raise LoadError(path, f"no 'abstract' column (columns: {found})", 1)
+        reader.fieldnames = columns
+        papers = []
+        start = reader.reader.line_num + 1
         for row in reader:
             if None in row:
                 raise LoadError(path, "more values than columns", reader.line_num)
             # An empty abstract cell is kept, so it is reported as empty rather than missing.
             record = {k: v for k, v in row.items() if v not in (None, "") or k == "abstract"}
+            # A paper's position (and default id) is the line its record ends on.
             papers.append(_paper_from_record(record, path, reader.line_num))
+            start = reader.reader.line_num + 1
     except csv.Error as e:
-        raise LoadError(path, f"not valid CSV: {e}", reader.line_num) from None
+        raise LoadError(path, _csv_problem(e), start) from None
     return papers
+
+
+def _csv_problem(error: csv.Error) -> str:
+    text = str(error)
+    if "unexpected end of data" in text:
+        return "not valid CSV: a quoted field opened here is never closed"
+    if "field larger than field limit" in text:
+        return f"not valid CSV: a field longer than {csv.field_size_limit():,} characters"
+    return f"not valid CSV: {text}"
 
 
 def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
@@ -189,6 +228,8 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
     abstract = " ".join(abstract.split())
     if not abstract:
         raise LoadError(path, "empty abstract", line)
+    if not visible(abstract):
+        raise LoadError(path, "the abstract has only invisible characters", line)
     text = {}
     for key in ("id", "title", "decision", "url"):
         value = record.get(key, "")
@@ -198,7 +239,7 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
             value = str(value)
         if not isinstance(value, str):
             raise LoadError(path, f"field {key!r} must be text", line)
-        text[key] = " ".join(value.split())
+        text[key] = " ".join(value.split()) if visible(value) else ""
     return Paper(
         id=text["id"] or f"{path.stem}-{line:05d}",
         title=text["title"] or derive_label(abstract),
@@ -211,6 +252,11 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
         position=line,
         extra={k: v for k, v in record.items() if k not in KNOWN_FIELDS},
     )
+
+
+def visible(text: str) -> bool:
+    """Whether `text` has a character that shows: not only spaces, zero-width or control ones."""
+    return any(unicodedata.category(c)[0] not in "ZC" for c in text)
 
 
 def _text_list(value: Any, path: Path, line: int, key: str) -> tuple[str, ...]:
