@@ -37,7 +37,7 @@ from ui.render import (
     feedback_record,
     highlighted_abstract,
     history,
-    safe_url,
+    source_link,
     tier_badge,
 )
 
@@ -168,9 +168,8 @@ def show_card(
     with st.container(border=True, key=f"card-{turn_index}-{n}-{rank}"):
         label = f"\\[{n}\\] {escape_text(paper.title)}" if n else escape_text(paper.title)
         st.subheader(label, anchor=card_anchor(turn_index, n) if n else False)
-        url = safe_url(paper.url)
         facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
-        facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
+        facts.append(source_link(paper.url))
         st.markdown(" · ".join(facts))
         for quote in quotes:
             st.markdown(f"> {escape_text(quote)}")

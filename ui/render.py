@@ -84,12 +84,45 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
 
 
 def safe_url(url: str) -> str | None:
-    """`url` if it is a plain http(s) address, with characters that end a Markdown link encoded."""
+    """`url` if it is a plain http(s) address, without `user:password@`, and with the
+    characters that end a Markdown link encoded."""
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
         return None
+    if parts.scheme not in ("http", "https") or not host or any(c.isspace() for c in url):
+        return None
+    # A paper link needs no credentials (never show them); a non-ASCII host is shown in its
+    # xn-- form, so a look-alike of openreview.net does not look like it.
+    netloc = parts.netloc.rpartition("@")[2]
+    if not netloc.isascii():
+        try:
+            netloc = netloc.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
+    url = parts._replace(netloc=netloc).geturl()
     return quote(url, safe=":/?#@!$&'*+,;=%~-._")
+
+
+def link_host(url: str) -> str:
+    """The host a link really goes to (`safe_url` has made it ASCII)."""
+    return (urlsplit(url).hostname or "").rstrip(".")
+
+
+def source_link(url: str) -> str:
+    """A paper's link labelled by where it really goes: "OpenReview" only for openreview.net.
+
+    `https://openreview.net@evil.example/` goes to evil.example and says so.
+    """
+    safe = safe_url(url)
+    if safe is None:
+        return "no OpenReview link"
+    host = link_host(safe)
+    label = "OpenReview" if host == "openreview.net" or host.endswith(".openreview.net") else host
+    return f"[{escape_text(label)}]({safe})"
 
 
 def tier_badge(tier: str) -> str:

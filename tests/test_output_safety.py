@@ -1,0 +1,108 @@
+"""What a hostile corpus can make the page and the terminal show: links, escapes, markers.
+
+- A link is labelled by the host it really goes to (`https://openreview.net@evil` is evil's).
+- Terminal escape codes in titles never reach the operator's terminal through `rag`.
+- An abstract's own "[2]" quoted in an answer stays text, never a link to source 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rag.index import build_index
+from tests.conftest import make_settings
+from ui.render import safe_url, source_link
+
+APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+SPOOF_URL = "https://openreview.net@evil.example/forum?id=spoof"
+SPOOF_ABSTRACT = (
+    "We propose Quokkaformer, a sparse attention layer for marsupial image recognition. "
+    "Quokkaformer improves accuracy on the Quokka benchmark by 12 points over prior work [2]. "
+    "Unlike earlier detectors [1][3], it needs no labels."
+)
+HOSTILE_PAPERS = [
+    {
+        "id": "spoof",
+        "title": "Quokkaformer\x1b[2J\x1b[31m: sparse attention\x07 for marsupials\x1b]0;owned\x07",
+        "abstract": SPOOF_ABSTRACT,
+        "url": SPOOF_URL,
+        "decision": "Accept (Poster)",
+    },
+    {
+        "id": "honest",
+        "title": "Wombat detection with transformers",
+        "abstract": "We detect wombats in camera trap images with a vision transformer.",
+        "url": "https://openreview.net/forum?id=honest",
+        "decision": "Accept (Oral)",
+    },
+    {
+        "id": "homograph",
+        "title": "Koala counting",
+        "abstract": "We count koalas in eucalyptus forests from drone footage.",
+        "url": "https://openr\u0435view.net/forum?id=homograph",  # Cyrillic e
+        "decision": "Accept (Spotlight)",
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_index(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Path:
+    folder = tmp_path_factory.mktemp("hostile-output")
+    corpus = folder / "hostile.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in HOSTILE_PAPERS), encoding="utf-8")
+    build_index(make_settings(folder / "index"), [corpus], embeddings=embeddings)
+    return folder / "index"
+
+
+# Spoofed links -------------------------------------------------------------------------------
+
+
+def test_a_link_is_labelled_by_the_host_it_goes_to() -> None:
+    assert source_link("https://openreview.net/forum?id=a") == (
+        "[OpenReview](https://openreview.net/forum?id=a)"
+    )
+    spoof = source_link(SPOOF_URL)
+    assert spoof == "[evil\\.example](https://evil.example/forum?id=spoof)"
+    assert "OpenReview" not in source_link("https://openreview.net.evil.example/x")
+    homograph = source_link("https://openr\u0435view.net/forum?id=h")
+    assert homograph == "[xn\\-\\-openrview\\-k0h\\.net](https://xn--openrview-k0h.net/forum?id=h)"
+    assert source_link("javascript:alert(1)") == "no OpenReview link"
+    assert source_link("https://openreview.net:notaport/x") == "no OpenReview link"
+
+
+def test_safe_url_drops_userinfo() -> None:
+    assert safe_url("https://admin:s3cr3t@openreview.net/forum?id=a") == (
+        "https://openreview.net/forum?id=a"
+    )
+    assert safe_url(SPOOF_URL) == "https://evil.example/forum?id=spoof"
+
+
+@pytest.fixture
+def app_env(monkeypatch: pytest.MonkeyPatch, hostile_index: Path, tmp_path: Path) -> None:
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(hostile_index))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+
+
+def ask_app(question: str) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
+    app.chat_input[0].set_value(question).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_the_card_of_a_spoofed_link_names_the_real_host(app_env: None) -> None:
+    app = ask_app("Which sparse attention layer recognises marsupial images?")
+    shown = [m.value for m in app.markdown]
+    links = [v for v in shown if "](https://" in v]
+    assert any("[evil\\.example](https://evil.example/forum?id=spoof)" in v for v in links), links
+    assert not any("[OpenReview](https://evil" in v for v in links)
+    assert not any("openreview.net@" in v for v in shown)
