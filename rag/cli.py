@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,15 @@ from urllib.parse import urlparse
 from rag.settings import Settings, get_settings, with_overrides
 
 EXIT_ERROR = 2
+# What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
+# setting the title), other C0/C1 controls, and bidirectional overrides that reorder text.
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing the screen
+    r"|(?:\x1b[\]P^_X]|[\x9d\x90\x9e\x9f\x98])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC...
+    r"|\x1b[ -~]"  # two-character escapes
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 class UsageError(ValueError):
@@ -38,8 +48,27 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # every failure reaches the user as one clear line
         if not _is_user_error(e):
             raise
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {terminal_text(str(e))}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def terminal_text(text: str) -> str:
+    """`text` with nothing a terminal would obey: escape sequences and controls removed.
+
+    Titles, abstracts and answers are untrusted; newlines and tabs are kept.
+    """
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+def json_line(value: Any) -> str:
+    """One JSON line; characters a terminal obeys are \\u-escaped (JSON escapes only C0)."""
+    return _JSON_UNSAFE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False)
+    )
+
+
+def say(text: str = "") -> None:
+    print(terminal_text(text))
 
 
 def _is_user_error(error: Exception) -> bool:
@@ -127,7 +156,7 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     with progress_bar("papers") as progress:
         report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
     if args.json:
-        print(json.dumps(report.as_dict()))
+        print(json_line(report.as_dict()))
         return 0
     rate = report.embedded_tokens / report.seconds if report.seconds else 0.0
     print(
@@ -194,21 +223,18 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
         ]
         if args.json:
             print(
-                json.dumps(
-                    {"query": question, "results": rows} if args.batch else {"results": rows},
-                    ensure_ascii=False,
-                )
+                json_line({"query": question, "results": rows} if args.batch else {"results": rows})
             )
             continue
         if args.batch:
-            print(f"## {question}")
+            say(f"## {question}")
         for rank, r in enumerate(results, start=1):
             tier = f" [{r.paper.tier}]" if r.paper.tier else ""
-            print(f"{rank}. {r.paper.title}{tier}  ({r.paper.id}, similarity {r.similarity:.2f})")
+            say(f"{rank}. {r.paper.title}{tier}  ({r.paper.id}, similarity {r.similarity:.2f})")
             if r.paper.url:
-                print(f"   {r.paper.url}")
+                say(f"   {r.paper.url}")
         if not results:
-            print("no papers found")
+            say("no papers found")
     return 0
 
 
@@ -219,9 +245,9 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     index = PaperIndex.open(settings, make_embeddings(settings.embedding))
     stats = index.stats()
     if args.json:
-        print(json.dumps(stats))
+        print(json_line(stats))
     else:
-        print(
+        say(
             f"{stats['papers']} papers, {stats['chunks']} chunks, "
             f"embedding model {stats['embedding_model']}"
         )
@@ -256,7 +282,10 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         baselines=not args.no_baselines,
         progress=lambda name: print(f"running {name}", file=sys.stderr),
     )
-    print(json.dumps(report.as_dict()) if args.json else evaluate.format_report(report))
+    if args.json:
+        print(json_line(report.as_dict()))
+    else:
+        say(evaluate.format_report(report))
     return 0
 
 
@@ -270,19 +299,19 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             row = result.as_json()
             row = {"question": question, **row} if args.batch else row
-            print(json.dumps(row, ensure_ascii=False))
+            print(json_line(row))
             continue
         if args.batch:
-            print(f"## {question}")
-        print(result.answer)
+            say(f"## {question}")
+        say(result.answer)
         if result.citations:
-            print("\nReferences:")
+            say("\nReferences:")
         for c in result.citations:
-            print(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
+            say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
             if c.url:
-                print(f"    {c.url}")
-            print(f'    "{c.quote}"')
-        print(f"\n(answered by {result.model})" + ("\n" if args.batch else ""))
+                say(f"    {c.url}")
+            say(f'    "{c.quote}"')
+        say(f"\n(answered by {result.model})" + ("\n" if args.batch else ""))
     return 0
 
 

@@ -8,12 +8,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rag.cli import json_line, main, terminal_text
 from rag.index import build_index
 from tests.conftest import make_settings
 from ui.render import safe_url, source_link
@@ -106,3 +108,57 @@ def test_the_card_of_a_spoofed_link_names_the_real_host(app_env: None) -> None:
     assert any("[evil\\.example](https://evil.example/forum?id=spoof)" in v for v in links), links
     assert not any("[OpenReview](https://evil" in v for v in links)
     assert not any("openreview.net@" in v for v in shown)
+
+
+# Terminal escapes ------------------------------------------------------------------------------
+
+OBEYED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_rag_search_and_ask_print_no_escape_codes(
+    hostile_index: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question = "Which sparse attention layer recognises marsupial images?"
+    common = ["--index", str(hostile_index), "--config", "offline"]
+    code, out, _ = run_cli(["search", question, *common], capsys)
+    assert code == 0
+    assert "1. Quokkaformer: sparse attention for marsupials [Poster]" in out
+    assert not OBEYED.search(out.replace("\n", "")), repr(out)
+    code, out, _ = run_cli(["ask", question, *common], capsys)
+    assert code == 0
+    assert "[1] Quokkaformer: sparse attention for marsupials (Accept (Poster))" in out
+    assert not OBEYED.search(out.replace("\n", "")), repr(out)
+
+
+def test_json_output_escapes_them_and_keeps_the_data(
+    hostile_index: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question = "Which sparse attention layer recognises marsupial images?"
+    code, out, _ = run_cli(
+        ["search", question, "--json", "--index", str(hostile_index), "--k", "1"], capsys
+    )
+    assert code == 0
+    assert not OBEYED.search(out.replace("\n", "")), repr(out)
+    assert json.loads(out)["results"][0]["title"] == HOSTILE_PAPERS[0]["title"]
+    title = "a\x9b2Jb\u202ec\u2028d"
+    assert json.loads(json_line({"t": title})) == {"t": title}
+    assert not OBEYED.search(json_line({"t": title}))
+
+
+def test_error_lines_carry_no_escape_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "evil\x1b]0;pwned\x07\x1b[2J.jsonl"
+    code, out, err = run_cli(["ingest", str(bad), "--index", str(tmp_path / "i")], capsys)
+    assert code == 2
+    assert err == f"error: {tmp_path}/evil.jsonl: file not found\n"
+
+
+def test_terminal_text_keeps_text_and_drops_what_a_terminal_obeys() -> None:
+    assert terminal_text("a\x1b[31mred\x1b[0m\tb\nc\x07\x9b2Jd\u202ee") == "ared\tb\ncde"
