@@ -147,7 +147,10 @@ def load_settings(args: argparse.Namespace) -> Settings:
             port=url.port or (443 if url.scheme == "https" else 8000),
             ssl=url.scheme == "https",
         )
-    return with_overrides(settings, overrides)
+    settings = with_overrides(settings, overrides)
+    if getattr(args, "k", None) is not None:  # checked against retrieval.k's bounds
+        settings = with_overrides(settings, {"retrieval": {"k": args.k}}, source="--k")
+    return settings
 
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -209,7 +212,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
     retriever = open_retriever(settings)
     filters = Filters(tiers=args.tier or [])
     for question in questions:
-        results = retriever.search(question, k=args.k, filters=filters, diverse=args.diverse)
+        results = retriever.search(question, filters=filters, diverse=args.diverse)
         rows = [
             {
                 "paper_id": r.paper.id,

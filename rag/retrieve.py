@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Literal
 
 import numpy as np
@@ -12,7 +13,7 @@ from rag.index import PaperIndex
 from rag.keyword import KeywordIndex
 from rag.lexical import terms
 from rag.loaders import Paper
-from rag.settings import RetrievalSettings, Settings
+from rag.settings import MAX_K, RetrievalSettings, Settings
 
 Mode = Literal["hybrid", "dense", "keyword"]
 
@@ -55,7 +56,10 @@ class Retriever:
         mode: Mode = "hybrid",
     ) -> list[RetrievedPaper]:
         """The `k` best papers for `query`, one entry per paper, best first."""
-        k = k or self.settings.k
+        if k is None:
+            k = self.settings.k
+        if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
+            raise ValueError(f"k = {k!r}: ask for 1 to {MAX_K} papers")
         filters = filters or Filters()
         query = query.strip()
         if not query:

@@ -5,17 +5,27 @@ Environment variables use `__` between sections, e.g. `RAG_LLM__MODEL=openai:gpt
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = PROJECT_ROOT / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "default.toml"
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "iclr2025"
+ENV_PREFIX = "RAG_"
+MAX_K = 50  # papers per search or answer (retrieval.k, `--k`, the app's slider)
 
 
 class ConfigError(ValueError):
@@ -23,7 +33,8 @@ class ConfigError(ValueError):
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # NaN and infinity pass no bound honestly ("nan" > 0 is False, "inf" has no ceiling).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class EmbeddingSettings(Section):
@@ -47,7 +58,7 @@ class ChunkingSettings(Section):
 
 
 class RetrievalSettings(Section):
-    k: int = Field(5, ge=1, le=50, description="Papers returned.")
+    k: int = Field(5, ge=1, le=MAX_K, description="Papers returned.")
     fetch_k: int = Field(50, ge=1, le=1000, description="Chunks fetched from each retriever.")
     fusion: Literal["rrf", "weighted"] = Field("rrf", description="How dense and BM25 combine.")
     rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal rank fusion constant.")
@@ -65,7 +76,10 @@ class RetrievalSettings(Section):
         0.2, ge=0.0, le=1.0, description="Relevance lost per question term no abstract contains."
     )
     vocabulary_min_chunks: int = Field(
-        1000, ge=0, description="Chunks the index needs before unknown terms are penalised."
+        1000,
+        ge=0,
+        le=100_000_000,
+        description="Chunks the index needs before unknown terms are penalised.",
     )
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="Relevance vs diversity in MMR.")
 
@@ -98,7 +112,9 @@ class StoreSettings(Section):
     tenant: str = Field("default_tenant", description="Chroma tenant (http mode; Chroma Cloud).")
     database: str = Field("default_database", description="Chroma database (http mode).")
     collection: str = Field("iclr2025", description="Collection name prefix.")
-    lock_timeout: float = Field(0.0, ge=0, description="Seconds an ingest waits for the lock.")
+    lock_timeout: float = Field(
+        0.0, ge=0, le=86_400, description="Seconds an ingest waits for the lock."
+    )
 
 
 class UISettings(Section):
@@ -107,7 +123,7 @@ class UISettings(Section):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="RAG_", env_nested_delimiter="__", extra="forbid", validate_assignment=True
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
     )
 
     corpus: list[Path] = Field(
@@ -153,10 +169,15 @@ class _MergedSettings(Settings):
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device never end
+            raise ConfigError(f"{path}: not a regular file; give a TOML config file")
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the config file: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (at byte {e.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
 
@@ -171,12 +192,50 @@ def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _describe(error: ValidationError, source: str) -> ConfigError:
-    lines = [f"{source}: invalid configuration"]
+def _describe(
+    error: ValidationError, source: str, files: dict[Path, dict[str, Any]] | None = None
+) -> ConfigError:
+    """One line naming each bad key where it was set: the RAG_ variable, or the file."""
+    problems = []
     for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"])
-        lines.append(f"  {key}: {item['msg']}")
-    return ConfigError("\n".join(lines))
+        loc = [str(part) for part in item["loc"]]
+        key = ".".join(loc)
+        where = _origin(loc, files) if files is not None else source
+        problems.append(f"{where}: {key}: {item['msg']}")
+    return ConfigError("; ".join(problems) or f"{source}: invalid configuration")
+
+
+def _origin(loc: list[str], files: dict[Path, dict[str, Any]]) -> str:
+    """Where the value at `loc` came from: the environment beats the files, the last file wins."""
+    for depth in range(len(loc), 0, -1):
+        name = ENV_PREFIX + "__".join(loc[:depth]).upper()
+        if any(k.upper() == name for k in os.environ):
+            return name
+    for path, values in reversed(files.items()):
+        node: Any = values
+        for part in loc:
+            if not isinstance(node, dict) or part not in node:
+                break
+            node = node[part]
+        else:
+            return str(path)
+    return next(reversed(files.keys()), Path("config")).name
+
+
+def _env_error(error: SettingsError) -> ConfigError:
+    """pydantic-settings cannot parse a RAG_ variable (JSON for lists and sections)."""
+    match = re.search(r'field "(\w+)"', str(error))
+    field = match.group(1) if match else ""
+    name = ENV_PREFIX + field.upper() if field else "a RAG_ variable"
+    cause = error.__cause__
+    reason = f"not valid JSON ({cause})" if cause else str(error)
+    if field == "corpus":
+        hint = f"""give a JSON list, e.g. {name}='["data/papers.jsonl"]'"""
+    elif field:
+        hint = f"give a JSON object, or one key at a time, e.g. {name}__KEY=VALUE"
+    else:
+        hint = "check the RAG_ variables"
+    return ConfigError(f"{name}: {reason}; {hint}")
 
 
 def get_settings(
@@ -186,25 +245,30 @@ def get_settings(
     files = [DEFAULT_CONFIG]
     if config is not None:
         files.append(resolve_config_path(config))
+    read = {path: _read_toml(path) for path in files}
     values: dict[str, Any] = {}
     for path in files:
-        values = deep_merge(values, _read_toml(path))
+        values = deep_merge(values, read[path])
     source = " + ".join(str(p) for p in files) + " + RAG_* environment"
     try:
         settings = Settings(**values)
     except ValidationError as e:
-        raise _describe(e, source) from None
+        raise _describe(e, source, read) from None
+    except SettingsError as e:
+        raise _env_error(e) from None
     return with_overrides(settings, overrides or {})
 
 
-def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
+def with_overrides(
+    settings: Settings, overrides: dict[str, Any], source: str = "command-line options"
+) -> Settings:
     """Return a copy with nested overrides applied and validated (used for CLI flags)."""
     if not overrides:
         return settings
     try:
         return _MergedSettings(**deep_merge(settings.model_dump(), overrides))
     except ValidationError as e:
-        raise _describe(e, "command-line options") from None
+        raise _describe(e, source) from None
 
 
 def resolve_config_path(config: str | Path) -> Path:

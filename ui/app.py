@@ -286,7 +286,7 @@ with st.sidebar:
     st.slider(
         "Sources per answer",
         1,
-        15,
+        max(15, settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
         settings.retrieval.k,
         key="k",
         help="How many papers are retrieved and shown to the answerer.",
