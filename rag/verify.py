@@ -10,6 +10,7 @@ answer sentences citing it.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -206,24 +207,32 @@ def spell_out(abstract: str, texts: Sequence[str]) -> list[str]:
 
 
 class CachedEmbeddings(Embeddings):
-    """Remembers document vectors: the same abstracts' sentences come back turn after turn."""
+    """Remembers document vectors: the same abstracts' sentences come back turn after turn.
+
+    Shared by every session of the app, so it is thread-safe: the lock guards the table, and
+    the model runs outside it (another thread may embed the same text meanwhile; harmless).
+    """
 
     def __init__(self, inner: Embeddings, size: int = 20_000) -> None:
         self.inner = inner
         self.size = size
         self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        missing = _unique([t for t in texts if t not in self._vectors])
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in found:
+                self._vectors.move_to_end(text)
+        missing = _unique([t for t in texts if t not in found])
         if missing:
-            for text, vector in zip(missing, self.inner.embed_documents(missing), strict=True):
-                self._vectors[text] = vector
-        found = [self._vectors[t] for t in texts]
-        for text in texts:
-            self._vectors.move_to_end(text)
-        while len(self._vectors) > self.size:
-            self._vectors.popitem(last=False)
-        return found
+            computed = dict(zip(missing, self.inner.embed_documents(missing), strict=True))
+            found.update(computed)
+            with self._lock:
+                self._vectors.update(computed)
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        return [found[t] for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
