@@ -32,7 +32,7 @@ from rag.models import (
 from rag.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
 from rag.retrieve import Filters, RetrievedPaper, Retriever, open_retriever
 from rag.settings import Settings
-from rag.verify import CachedEmbeddings, Quote, best_quotes, check_citations
+from rag.verify import CachedEmbeddings, Quote, best_quotes, check_citations, inert_markers
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -267,7 +267,7 @@ def abstention(
         lines.append(ENGLISH_ONLY)
     if nearest:
         lines += ["", "The nearest papers in the index:"]
-        lines += [f"- {r.paper.title}" for r in nearest]
+        lines += [f"- {inert_markers(r.paper.title)}" for r in nearest]
     return CitedAnswer(
         question=question,
         standalone_question=standalone,

@@ -19,7 +19,7 @@ from langchain_core.embeddings import Embeddings
 from rag.chunking import split_sentences
 from rag.lexical import lexical_scores
 from rag.retrieve import RetrievedPaper
-from rag.verify import LEXICAL_WEIGHT, Quote, spell_out
+from rag.verify import LEXICAL_WEIGHT, Quote, inert_markers, spell_out
 
 HEADING = (
     "Offline extractive summary (no language model): "
@@ -209,10 +209,11 @@ def _render(
         if not group:
             continue
         paper = sources[n - 1].paper
-        lines += ["", f"**{paper.title}** [{n}]"]
+        # Only the markers written here are citations; an abstract's own "[2]" is text.
+        lines += ["", f"**{inert_markers(paper.title)}** [{n}]"]
         for sentence, label in group:
             prefix = f"{label}: " if label else ""
-            lines.append(f"- {prefix}{sentence.text} [{n}]")
+            lines.append(f"- {prefix}{inert_markers(sentence.text)} [{n}]")
         best = max((s for s, _ in group), key=lambda s: s.similarity)
         quotes.append(Quote(n, paper.id, best.text, best.similarity))
     return ExtractiveAnswer("\n".join(lines), quotes)

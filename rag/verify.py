@@ -27,6 +27,9 @@ T = TypeVar("T")
 
 # One bracketed group of numbers, ranges allowed: [1], [1, 2], [2; 4], [1-3], [1–3].
 MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[,;]|[-–])\s*\d+)*\s*\]")
+# Put after the "[" of a bracketed number that is quoted, not cited: it stays "[2]" to the eye
+# (a word joiner is invisible) but is no longer a marker, so it never links to source 2.
+QUOTED_BRACKET = "\u2060"
 _NUMBER_OR_RANGE = re.compile(r"(\d+)(?:\s*[-–]\s*(\d+))?")
 _MAX_RANGE = 50  # "[1-999]" is not a citation list anyone means
 # Shared exact terms (numbers, names) are strong evidence that the small embedding model
@@ -80,6 +83,11 @@ def parse_markers(text: str) -> list[Marker]:
             numbers.extend(range(a, b + 1))
         markers.append(Marker(match.start(), match.end(), tuple(numbers)))
     return markers
+
+
+def inert_markers(text: str) -> str:
+    """`text` (quoted from a paper) with its own "[2]"s made plain text, never citations."""
+    return MARKER.sub(lambda m: "[" + QUOTED_BRACKET + m.group(0)[1:], text)
 
 
 def check_citations(text: str, valid: set[int]) -> CheckedAnswer:

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rag.answer import answer, open_assistant
 from rag.cli import json_line, main, terminal_text
 from rag.index import build_index
+from rag.verify import parse_markers
 from tests.conftest import make_settings
-from ui.render import safe_url, source_link
+from ui.render import answer_markdown, safe_url, source_link
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 SPOOF_URL = "https://openreview.net@evil.example/forum?id=spoof"
@@ -162,3 +164,33 @@ def test_error_lines_carry_no_escape_codes(
 
 def test_terminal_text_keeps_text_and_drops_what_a_terminal_obeys() -> None:
     assert terminal_text("a\x1b[31mred\x1b[0m\tb\nc\x07\x9b2Jd\u202ee") == "ared\tb\ncde"
+
+
+# An abstract's own citation markers -------------------------------------------------------
+
+MARKER_QUESTION = "How much does Quokkaformer improve accuracy on the Quokka benchmark?"
+
+
+def test_an_abstracts_own_markers_stay_text_in_the_offline_answer(
+    hostile_index: Path, embeddings: Any
+) -> None:
+    settings = make_settings(hostile_index)
+    assistant = open_assistant(settings, embeddings, chat_model=None)
+    result = answer(MARKER_QUESTION, assistant=assistant)
+    quoted = "Quokkaformer improves accuracy on the Quokka benchmark by 12 points over prior work"
+    assert quoted + " [\u20602]. [1]" in result.answer  # reads "[2]", is no marker
+    assert result.sources[0].paper.id == "spoof"
+    # Every marker left is one the answerer wrote: the quoted paper's own number.
+    assert {n for m in parse_markers(result.answer) for n in m.numbers} == {1}
+    shown = answer_markdown(result, 0)
+    assert "prior work \\[\u20602\\]. [\\[1\\]](#src-0-1)" in shown
+    assert "#src-0-2" not in shown and "#src-0-3" not in shown
+    # The card's quote is still the exact sentence, brackets and all.
+    assert result.citations[0].quote.endswith("over prior work [2].")
+
+
+def test_the_page_links_only_the_answerers_markers(app_env: None) -> None:
+    app = ask_app(MARKER_QUESTION)
+    answer_text = next(m.value for m in app.markdown if "Offline extractive summary" in m.value)
+    assert "over prior work \\[\u20602\\]" in answer_text
+    assert set(re.findall(r"\(#src-0-(\d+)\)", answer_text)) == {"1"}
