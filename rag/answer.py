@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from rag import budget as llm_budget
+from rag.budget import Budget
 from rag.extractive import ExtractiveOptions, extractive_answer
 from rag.models import (
     OFFLINE_MODEL,
@@ -181,13 +183,14 @@ def answer(
     k: int | None = None,
 ) -> CitedAnswer:
     """Answer `question` (a follow-up is read in the light of `history`) with checked citations."""
-    turn = _prepare(question, history, assistant, filters, k)
+    budget = _budget(assistant)
+    turn = _prepare(question, history, assistant, filters, k, budget)
     if turn.result is not None:
         return turn.result
     if assistant.chat_model is None:
         return _offline(turn, assistant)
     try:
-        reply = assistant.chat_model.invoke(turn.messages)
+        reply = llm_budget.invoke(assistant.chat_model, turn.messages, budget)
     except Exception as e:
         raise _model_error(e, assistant, question) from None
     return _finish(turn, _text(reply.content), assistant)
@@ -202,7 +205,8 @@ def stream_answer(
     k: int | None = None,
 ) -> Iterator[str | CitedAnswer]:
     """Text pieces as they are generated, then the final `CitedAnswer` (whose text is checked)."""
-    turn = _prepare(question, history, assistant, filters, k)
+    budget = _budget(assistant)
+    turn = _prepare(question, history, assistant, filters, k, budget)
     if turn.result is None and assistant.chat_model is None:
         turn.result = _offline(turn, assistant)
     if turn.result is not None:
@@ -212,7 +216,7 @@ def stream_answer(
     assert assistant.chat_model is not None
     parts: list[str] = []
     try:
-        for chunk in assistant.chat_model.stream(turn.messages):
+        for chunk in llm_budget.stream(assistant.chat_model, turn.messages, budget):
             piece = _text(chunk.content)
             if piece:
                 parts.append(piece)
@@ -237,6 +241,7 @@ def _prepare(
     assistant: Assistant,
     filters: Filters | None,
     k: int | None,
+    budget: Budget,
 ) -> _Turn:
     text = question.strip() if isinstance(question, str) else ""
     if not text:
@@ -247,7 +252,7 @@ def _prepare(
             question,
         )
     turns = _clean_history(history)
-    standalone = _standalone(text, turns, assistant, question)
+    standalone = _standalone(text, turns, assistant, question, budget)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = _Turn(question, standalone, sources)
     if not assistant.retriever.is_relevant(standalone, sources):
@@ -297,14 +302,18 @@ def _clean_history(history: History) -> list[tuple[str, str]]:
 
 
 def _standalone(
-    question: str, turns: list[tuple[str, str]], assistant: Assistant, original: str
+    question: str,
+    turns: list[tuple[str, str]],
+    assistant: Assistant,
+    original: str,
+    budget: Budget,
 ) -> str:
     if not any(role == "user" for role, _ in turns):
         return question
     if assistant.chat_model is None:
         return offline_standalone(question, turns)
     try:
-        reply = assistant.chat_model.invoke(rewrite_messages(question, turns))
+        reply = llm_budget.invoke(assistant.chat_model, rewrite_messages(question, turns), budget)
     except Exception as e:
         raise _model_error(e, assistant, original) from None
     return _clean_rewrite(_text(reply.content)) or question
@@ -393,6 +402,12 @@ def _text(content: Any) -> str:
             part.get("text", "") if isinstance(part, dict) else str(part) for part in content
         )
     return str(content or "")
+
+
+def _budget(assistant: Assistant) -> Budget:
+    """llm.timeout is the total for one answer: rewrite, answer, stream and retries."""
+    llm = assistant.settings.llm
+    return Budget(llm.timeout, llm.max_retries)
 
 
 def _model_error(error: Exception, assistant: Assistant, question: str) -> AnswerError:

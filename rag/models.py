@@ -303,13 +303,20 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
         "temperature": settings.temperature,
         "timeout": settings.timeout,
         "max_tokens": settings.max_tokens,
-        "max_retries": settings.max_retries,
+        # rag.budget retries within llm.timeout, the total for one answer.
+        "max_retries": 0,
     }
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
     if provider == "openai":
+        import openai
+
+        from rag.budget import DeadlineTransport
+
         # Local OpenAI-compatible servers accept any key.
         kwargs["api_key"] = key or "not-needed"
+        # Responses still arriving when an answer's time is up are cut off, not left dripping.
+        kwargs["http_client"] = openai.DefaultHttpxClient(transport=DeadlineTransport())
     try:
         return init_chat_model(model, model_provider=provider, **kwargs)
     except (ImportError, ValueError) as e:
@@ -322,6 +329,13 @@ def model_error_message(error: Exception, settings: LLMSettings, model: str) -> 
     generic = (
         f"{where} gave no usable reply for {model} ({type(error).__name__}: {_short(str(error))})."
     )
+    timed_out = (
+        f"{model} at {where} did not answer within llm.timeout = {settings.timeout:g} s: "
+        "raise llm.timeout (RAG_LLM__TIMEOUT), the limit for a whole answer with its retries, "
+        "or check that the server is not overloaded."
+    )
+    if isinstance(error, TimeoutError):  # rag.budget.BudgetExceeded: the answer's time is up
+        return timed_out
     try:
         import openai
     except ImportError:  # another provider's client: keep the generic message
@@ -342,10 +356,7 @@ def model_error_message(error: Exception, settings: LLMSettings, model: str) -> 
             "retries: wait a moment, or raise llm.max_retries."
         )
     if isinstance(error, openai.APITimeoutError):
-        return (
-            f"{model} at {where} did not answer within llm.timeout = {settings.timeout:g} s: "
-            "raise llm.timeout (RAG_LLM__TIMEOUT) or check that the server is not overloaded."
-        )
+        return timed_out
     if isinstance(error, openai.APIConnectionError):
         return (
             f"cannot connect to {where} for {model}: start that server, or set llm.base_url "

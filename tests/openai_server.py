@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -70,6 +71,10 @@ class Reply:
     raw_body: str | None = None
     close_connection: bool = False
     finish_reason: str = "stop"
+    # A slow server: seconds between streamed pieces (or, without streaming, between bytes of
+    # the body); `endless` keeps dripping until the client hangs up or the server stops.
+    drip: float = 0.0
+    endless: bool = False
 
 
 ReplySpec = str | Reply | Callable[[dict[str, Any]], "str | Reply"]
@@ -273,6 +278,9 @@ class _Handler(BaseHTTPRequestHandler):
             include_usage = bool((request.json.get("stream_options") or {}).get("include_usage"))
             self._stream_chat(model, reply, usage if include_usage else None)
             return
+        if reply.drip:
+            self._drip_json(reply)
+            return
         completion = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion",
@@ -328,9 +336,51 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.send_header("x-request-id", f"req_{uuid.uuid4().hex}")
         self.end_headers()
-        for event in events:
+        stopping = self.server.owner._stopping
+        for n, event in enumerate(events):
+            if reply.drip and n and stopping.wait(reply.drip):
+                return
             self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
+        while reply.endless:
+            if stopping.wait(reply.drip or 0.2):
+                return
+            self._write_chunk(
+                f"data: {json.dumps(chunk(choice({'content': 'more '})))}\n\n".encode()
+            )
         self._write_chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _drip_json(self, reply: Reply) -> None:
+        """A completion whose body arrives a few bytes at a time (or, endless, never ends)."""
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        stopping = self.server.owner._stopping
+        body = json.dumps(
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": "drip",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.content},
+                        "finish_reason": reply.finish_reason,
+                    }
+                ],
+            }
+        ).encode()
+        pieces: Iterable[bytes] = (
+            itertools.repeat(b" ")
+            if reply.endless
+            else [body[i : i + 8] for i in range(0, len(body), 8)]
+        )
+        for piece in pieces:  # leading spaces are valid JSON, so an endless drip stays "valid"
+            self._write_chunk(piece)
+            if stopping.wait(reply.drip):
+                return
         self.wfile.write(b"0\r\n\r\n")
 
     def _write_chunk(self, data: bytes) -> None:

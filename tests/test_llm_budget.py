@@ -1,0 +1,160 @@
+"""`llm.timeout` is the total for one answer, against a slow server started by the test.
+
+The server (tests/openai_server.py) drips its reply: one streamed piece, or a few bytes of a
+plain JSON body, per interval; `endless` never finishes. Before, each read only had to arrive
+within the timeout, so a drip of one word a second took as long as the reply was long, and an
+endless one never ended; a server's Retry-After multiplied the wait.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rag import budget
+from rag.answer import AnswerError, answer, open_assistant, stream_answer
+from rag.cli import main
+from rag.settings import Settings
+from tests.conftest import make_settings
+from tests.openai_server import OpenAIServer, Reply
+
+QUESTION = (
+    "What is ReBIND and how does it use the Lennard-Jones potential to predict ground-state "
+    "molecular conformations?"
+)
+SLOW_REPLY = " ".join(["ReBIND rewires molecular graphs with Lennard-Jones edges [1]."] * 6)
+TIMEOUT = 3.0
+SLACK = 1.0  # thread hand-over and the retrieval before the model call
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as srv:
+        yield srv
+
+
+def settings_for(index: Settings, srv: OpenAIServer, **llm: Any) -> Settings:
+    values = {"model": "openai:gpt-test", "base_url": srv.base_url, "timeout": TIMEOUT, **llm}
+    return make_settings(index.store.index_dir, llm={"max_retries": 0, **values})
+
+
+def timed_failure(settings: Settings, embeddings: Any, streamed: bool) -> tuple[float, str]:
+    assistant = open_assistant(settings, embeddings)
+    assistant.retriever.search(QUESTION)  # warm, so the clock measures the model call
+    started = time.monotonic()
+    with pytest.raises(AnswerError) as failed:
+        if streamed:
+            list(stream_answer(QUESTION, assistant=assistant))
+        else:
+            answer(QUESTION, assistant=assistant)
+    return time.monotonic() - started, str(failed.value)
+
+
+def llm_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "llm-call"]
+
+
+DRIPS = {
+    "one word a second": Reply(SLOW_REPLY, drip=1.0),  # 60 pieces: a minute unbounded
+    "endless": Reply(SLOW_REPLY, drip=0.3, endless=True),
+}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["answer", "stream"])
+@pytest.mark.parametrize("drip", list(DRIPS))
+def test_a_dripping_server_is_cut_off_at_llm_timeout(
+    drip: str, streamed: bool, server: OpenAIServer, seed_settings: Settings, embeddings: Any
+) -> None:
+    server.reset()
+    server.script(DRIPS[drip])
+    elapsed, message = timed_failure(settings_for(seed_settings, server), embeddings, streamed)
+    assert TIMEOUT - 0.1 <= elapsed <= TIMEOUT + SLACK, elapsed
+    assert "did not answer within llm.timeout = 3 s" in message
+    assert "the limit for a whole answer with its retries" in message
+    # The abandoned call does not drip on in the background: its response is cut off.
+    deadline = time.monotonic() + 3
+    while llm_threads() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not llm_threads()
+
+
+def test_retry_after_is_capped_and_retries_stay_inside_the_limit(
+    server: OpenAIServer,
+    seed_settings: Settings,
+    embeddings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(budget, "RETRY_AFTER_CAP", 1.0)
+    busy = Reply(status=429, content="slow down", headers={"retry-after": "100"})
+    # A Retry-After of 100 s is honoured for 1 s, then the retry is answered.
+    server.reset()
+    server.script(busy, "ReBIND adds Lennard-Jones edges [1].")
+    settings = settings_for(seed_settings, server, max_retries=2)
+    assistant = open_assistant(settings, embeddings)
+    started = time.monotonic()
+    result = answer(QUESTION, assistant=assistant)
+    assert 1.0 <= time.monotonic() - started <= 1.0 + SLACK
+    assert [c.n for c in result.citations] == [1] and len(server.requests) == 2
+    # When the wait would pass the limit, the answer fails now instead of sleeping.
+    server.reset()
+    server.script(busy, busy, busy)
+    elapsed, message = timed_failure(
+        settings_for(seed_settings, server, max_retries=2, timeout=0.8), embeddings, False
+    )
+    assert elapsed < 0.8 and len(server.requests) == 1
+    assert "is still rate limiting openai:gpt-test (429)" in message
+
+
+def test_retry_after_forms() -> None:
+    class Failed(Exception):
+        def __init__(self, headers: dict[str, str]) -> None:
+            self.response = type("R", (), {"headers": headers})()
+
+    assert budget.retry_after(Failed({"retry-after": "2"})) == 2.0
+    assert budget.retry_after(Failed({"retry-after-ms": "1500"})) == 1.5
+    assert budget.retry_after(Failed({"retry-after": "86400"})) == budget.RETRY_AFTER_CAP
+    assert budget.retry_after(Failed({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
+    assert budget.retry_after(Failed({"retry-after": "soon"})) is None
+    assert budget.retry_after(Failed({"retry-after": "nan"})) is None
+    assert budget.retry_after(ValueError()) is None
+
+
+def test_rag_ask_against_a_dripping_server_ends_at_the_limit(
+    server: OpenAIServer,
+    seed_settings: Settings,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.reset()
+    server.script(Reply(SLOW_REPLY, drip=1.0))
+    config = tmp_path / "slow.toml"
+    config.write_text(
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{server.base_url}"\n'
+        f"timeout = {TIMEOUT}\nmax_retries = 0\n"
+    )
+    index = str(seed_settings.store.index_dir)
+    started = time.monotonic()
+    code = main(["ask", QUESTION, "--config", str(config), "--index", index])
+    elapsed = time.monotonic() - started
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith("error: The language model failed: openai:gpt-test at the server at")
+    assert "did not answer within llm.timeout = 3 s" in err and err.count("\n") == 1
+    # Start-up (the embedding model, the index) takes a few seconds; the reply alone a minute.
+    assert elapsed < TIMEOUT + 10, elapsed
+
+
+def test_a_fast_answer_is_unaffected(
+    server: OpenAIServer, seed_settings: Settings, embeddings: Any
+) -> None:
+    server.reset()
+    server.script(Reply("ReBIND adds Lennard-Jones edges [1].", drip=0.05))
+    assistant = open_assistant(settings_for(seed_settings, server), embeddings)
+    pieces = list(stream_answer(QUESTION, assistant=assistant))
+    text = "".join(p for p in pieces if isinstance(p, str))
+    assert text == "ReBIND adds Lennard-Jones edges [1]."
+    assert "Lennard-Jones" in pieces[-1].citations[0].quote  # type: ignore[union-attr]
