@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from rag.prompts import answer_messages, rewrite_messages
 from rag.fence import defuse, skeleton
 from rag.loaders import Paper
+from rag.prompts import answer_messages, rewrite_messages
 from rag.retrieve import RetrievedPaper
 
 TAG = re.compile(r"<\s*/?\s*(?:sources?|conversation)")

@@ -19,7 +19,7 @@ from rag import budget
 from rag.answer import AnswerError, answer, open_assistant, stream_answer
 from rag.cli import main
 from rag.settings import Settings
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 from tests.openai_server import OpenAIServer, Reply
 
 QUESTION = (

@@ -19,7 +19,7 @@ from rag.answer import answer, open_assistant
 from rag.cli import json_line, main, terminal_text
 from rag.index import build_index
 from rag.verify import parse_markers
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 from ui.render import answer_markdown, safe_url, source_link
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
