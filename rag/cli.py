@@ -13,6 +13,7 @@ import argparse
 import json
 import re
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ class UsageError(ValueError):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    settings: Settings | None = None
     try:
         settings = load_settings(args)
         return int(args.run(args, settings) or 0)
@@ -46,9 +48,13 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # every failure reaches the user as one clear line
+        from rag.redact import redact
+
         if not _is_user_error(e):
-            raise
-        print(f"error: {terminal_text(str(e))}", file=sys.stderr)
+            # A bug: the traceback is for the developer, still without secrets.
+            print(terminal_text(redact(traceback.format_exc(), settings)), file=sys.stderr)
+            return 1
+        print(f"error: {terminal_text(redact(str(e), settings))}", file=sys.stderr)
         return EXIT_ERROR
 
 

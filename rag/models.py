@@ -254,7 +254,7 @@ def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
         return LocalEmbeddings(batch_size=settings.batch_size, backend=settings.backend)
     from langchain_openai import OpenAIEmbeddings
 
-    key = os.environ.get(settings.api_key_env)
+    key = _api_key(settings.api_key_env)
     if not key and not settings.base_url:
         raise ModelError(
             f"embedding.provider = 'openai' needs an API key: set {settings.api_key_env}, "
@@ -267,6 +267,19 @@ def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
         chunk_size=settings.batch_size,
         check_embedding_ctx_length=False,  # its tiktoken check would download encodings
     )
+
+
+def _api_key(variable: str) -> str | None:
+    """The API key in `variable`, refused (naming the variable) if no HTTP header can carry it."""
+    from rag.redact import check_header
+
+    key = os.environ.get(variable)
+    if key:
+        try:
+            check_header(variable, "Authorization", key)
+        except ValueError as e:
+            raise ModelError(str(e)) from None
+    return key
 
 
 def embeddings_name(embeddings: Embeddings) -> str:
@@ -291,7 +304,7 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
     provider, _, model = name.partition(":")
     if not model:
         raise ModelError(f"llm.model = {name!r}: use 'provider:model', 'auto' or 'offline'")
-    key = os.environ.get(settings.api_key_env)
+    key = _api_key(settings.api_key_env)
     if not key and provider == "openai" and not settings.base_url:
         raise ModelError(
             f"llm.model = {name!r} needs an API key: set {settings.api_key_env}, "
@@ -325,7 +338,10 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
 
 def model_error_message(error: Exception, settings: LLMSettings, model: str) -> str:
     """What a provider's exception means for `model`, and what to set; one or two sentences."""
-    where = f"the server at {settings.base_url}" if settings.base_url else "the provider's API"
+    from rag.redact import display_url
+
+    server = display_url(settings.base_url) if settings.base_url else ""
+    where = f"the server at {server}" if server else "the provider's API"
     generic = (
         f"{where} gave no usable reply for {model} ({type(error).__name__}: {_short(str(error))})."
     )

@@ -91,6 +91,8 @@ def server_url(settings: Settings) -> str:
 
 def server_headers(settings: Settings) -> dict[str, str]:
     """Auth for the Chroma server, from the environment only (never from a file)."""
+    from rag.redact import check_header
+
     headers: dict[str, str] = {}
     raw = os.environ.get(settings.store.headers_env)
     if raw:
@@ -98,9 +100,15 @@ def server_headers(settings: Settings) -> dict[str, str]:
             headers.update({str(k): str(v) for k, v in json.loads(raw).items()})
         except (ValueError, AttributeError):
             raise StoreError(f"{settings.store.headers_env} must be a JSON object") from None
-    token = os.environ.get(settings.store.auth_token_env)
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    try:
+        for name, value in headers.items():
+            check_header(settings.store.headers_env, name, value)
+        token = os.environ.get(settings.store.auth_token_env)
+        if token:
+            check_header(settings.store.auth_token_env, "Authorization", token)
+            headers["Authorization"] = f"Bearer {token}"
+    except ValueError as e:
+        raise StoreError(str(e)) from None
     return headers
 
 

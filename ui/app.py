@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stre
 from rag.index import build_index
 from rag.loaders import LoadError
 from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings
+from rag.redact import display_url, redact
 from rag.retrieve import Filters, RetrievedPaper
 from rag.settings import ConfigError, EmbeddingSettings, Settings, get_settings, preset_names
 from rag.store import IndexMismatchError, IndexMissingError, StoreError
@@ -81,7 +83,7 @@ def read_settings() -> Settings:
     try:
         return get_settings(os.environ.get("RAG_CONFIG") or None)
     except ConfigError as e:
-        st.error(f"The configuration is invalid:\n\n```\n{e}\n```")
+        st.error(f"The configuration is invalid: {escape_message(e)}", icon=":material/error:")
         st.stop()
 
 
@@ -242,10 +244,12 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
                 )
                 st.write_stream(text_pieces(stream, result))
         except (AnswerError, StoreError) as e:
-            turn.error = str(e)
+            turn.error = redact(str(e), settings)
         except Exception as e:  # the user gets one line; the traceback goes to the log
-            traceback.print_exc()
-            turn.error = f"Something went wrong while answering ({type(e).__name__}: {e})."
+            print(redact(traceback.format_exc(), settings), file=sys.stderr)
+            turn.error = redact(
+                f"Something went wrong while answering ({type(e).__name__}: {e}).", settings
+            )
         slot.empty()
         if result:
             turn.answer = result[-1]
@@ -266,7 +270,8 @@ offline = model == OFFLINE_MODEL
 
 with st.sidebar:
     st.header("Model")
-    where = f" at `{settings.llm.base_url}`" if settings.llm.base_url and not offline else ""
+    server = display_url(settings.llm.base_url or "")
+    where = f" at {escape_text(server)}" if server and not offline else ""
     st.markdown(f"**{escape_text(model)}**{where}")
     st.caption(
         "Change it with `llm.model` in a config file (run with `RAG_CONFIG=FILE`), a preset "

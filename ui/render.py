@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from rag.redact import redact
 from rag.verify import parse_markers
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def escape_answer(text: str) -> str:
 
 def escape_message(error: BaseException | str) -> str:
     """An error message as one sentence: `code` spans kept (they are inert), nothing else."""
-    text = str(error).strip() or type(error).__name__
+    text = redact(str(error)).strip() or type(error).__name__  # every error shown passes here
     text = _MESSAGE_ACTIVE.sub(r"\\\1", text)
     return text[:1].upper() + text[1:]
 

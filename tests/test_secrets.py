@@ -1,0 +1,160 @@
+"""No message, page or log shows a secret: tokens, header values, API keys, URL credentials.
+
+- A Chroma token (or CHROMA_HEADERS value, or API key) that no HTTP header can carry (a
+  trailing newline from `$(cat token.txt)`) is refused at start-up naming the variable; before,
+  the HTTP client's error printed the whole header, secret included, and blamed the server.
+- Whatever an error says, `rag.redact` removes the secrets before it is shown.
+- `user:password@` in `llm.base_url` is shown nowhere: not in the sidebar, not in errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rag.cli import main
+from rag.redact import display_url, redact
+from rag.settings import Settings, get_settings
+from tests.chroma_server import free_port
+from tests.openai_server import OpenAIServer, Reply
+
+APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+TOKEN = "tok-SECRET-4821"
+QUESTION = "How does ReBIND predict molecular conformations?"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def page_text(app: AppTest) -> str:
+    """Every text element of the page, sidebar included."""
+    kinds = ("markdown", "caption", "error", "warning", "info", "success", "title", "header")
+    return "\n".join(str(e.value) for kind in kinds for e in getattr(app, kind))
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("CHROMA_AUTH_TOKEN", TOKEN + "\n", "CHROMA_AUTH_TOKEN holds a line break"),
+        ("CHROMA_AUTH_TOKEN", f" {TOKEN}", "CHROMA_AUTH_TOKEN holds spaces around it"),
+        (
+            "CHROMA_HEADERS",
+            '{"X-Chroma-Token": "' + TOKEN + '\\r\\n"}',
+            "CHROMA_HEADERS (header X-Chroma-Token) holds a line break",
+        ),
+        (
+            "CHROMA_HEADERS",
+            '{"Bad Name": "' + TOKEN + '"}',
+            "CHROMA_HEADERS: 'Bad Name' is not a valid HTTP",
+        ),
+    ],
+)
+def test_a_header_no_client_can_send_is_refused_naming_the_variable(
+    variable: str,
+    value: str,
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(variable, value)
+    url = f"http://127.0.0.1:{free_port()}"
+    code, printed = run_cli(capsys, "stats", "--chroma-url", url)
+    assert code == 2
+    assert printed.startswith(f"error: {said}") and printed.count("\n") == 1, printed
+    assert TOKEN not in printed and "server" not in printed
+
+
+def test_an_api_key_with_a_newline_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], seed_settings: Settings
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + TOKEN + "\n")
+    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-4o-mini")
+    index = str(seed_settings.store.index_dir)
+    code, printed = run_cli(capsys, "ask", QUESTION, "--index", index)
+    assert code == 2
+    assert "OPENAI_API_KEY holds a line break" in printed and TOKEN not in printed
+
+
+def test_a_server_that_echoes_the_key_has_it_redacted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], seed_settings: Settings
+) -> None:
+    key = "sk-" + TOKEN
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with OpenAIServer() as server:
+        server.script(Reply(status=400, content=f"invalid key {key} (Bearer {key})"))
+        monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+        monkeypatch.setenv("RAG_LLM__BASE_URL", server.base_url)
+        index = str(seed_settings.store.index_dir)
+        code, printed = run_cli(capsys, "ask", QUESTION, "--index", index)
+    assert code == 2 and "answered 400" in printed
+    assert TOKEN not in printed and "invalid key [redacted]" in printed
+
+
+def test_redact_covers_raw_repr_and_header_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHROMA_AUTH_TOKEN", TOKEN + "\n")
+    monkeypatch.setenv("CHROMA_HEADERS", '{"X-Api-Key": "hdr-SECRET-77"}')
+    monkeypatch.setenv("MY_SERVICE_PASSWORD", "pw-SECRET-99")
+    message = (
+        f"Illegal header value b'Bearer {TOKEN}\\n'; X-Api-Key: hdr-SECRET-77; pw-SECRET-99; "
+        "GET https://admin:s3cr3t@db.example:5432/x"
+    )
+    shown = redact(message, get_settings())
+    assert "SECRET" not in shown and "s3cr3t" not in shown
+    assert shown == (
+        "Illegal header value b'Bearer [redacted]'; X-Api-Key: [redacted]; [redacted]; "
+        "GET https://db.example:5432/x"
+    )
+
+
+def test_urls_are_shown_without_their_userinfo() -> None:
+    assert display_url("http://admin:s3cr3t@host:8080/v1") == "http://host:8080/v1"
+    assert display_url("http://host/v1") == "http://host/v1"
+
+
+def test_credentials_in_the_llm_base_url_appear_nowhere(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], seed_settings: Settings
+) -> None:
+    port = free_port()
+    base_url = f"http://admin:s3cr3t@127.0.0.1:{port}/v1"
+    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+    monkeypatch.setenv("RAG_LLM__BASE_URL", base_url)
+    monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
+    index = str(seed_settings.store.index_dir)
+    code, printed = run_cli(capsys, "ask", QUESTION, "--index", index)
+    assert code == 2 and "s3cr3t" not in printed and "admin" not in printed
+    assert f"cannot connect to the server at http://127.0.0.1:{port}/v1" in printed
+
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", index)
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
+    app.chat_input[0].set_value(QUESTION).run()
+    assert not app.exception, app.exception
+    shown = page_text(app)
+    assert f"127.0.0.1:{port}/v1" in shown  # the sidebar and the error name the server
+    assert "s3cr3t" not in shown and "admin:" not in shown
+
+
+def test_the_page_shows_no_token(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CHROMA_AUTH_TOKEN", TOKEN + "\n")
+    monkeypatch.setenv("RAG_STORE__MODE", "http")
+    monkeypatch.setenv("RAG_STORE__PORT", str(free_port()))
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(tmp_path))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
+    assert not app.exception, app.exception
+    shown = page_text(app)
+    assert "CHROMA\\_AUTH\\_TOKEN holds a line break" in shown or (
+        "CHROMA_AUTH_TOKEN holds a line break" in shown
+    )
+    assert TOKEN not in shown
