@@ -44,16 +44,26 @@ class Served:
 
 @contextmanager
 def streamlit(
-    env: dict[str, str], script: Path = APP, log: IO[bytes] | None = None, timeout: float = 90.0
+    env: dict[str, str],
+    script: Path = APP,
+    log: IO[bytes] | None = None,
+    timeout: float = 90.0,
+    cwd: Path = ROOT,
+    address: str | None = "127.0.0.1",
 ) -> Iterator[Served]:
-    """Run `streamlit run script` on a free loopback port until the block ends."""
+    """Run `streamlit run script` on a free port until the block ends.
+
+    `address=None` passes no address, so the app's own config decides where it listens.
+    """
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port)]
-    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    command += ["--server.headless", "true"]
+    if address is not None:
+        command += ["--server.address", address]
     output = log or subprocess.DEVNULL
     started = time.perf_counter()
     proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=output, stderr=output, start_new_session=True
+        command, cwd=cwd, env=env, stdout=output, stderr=output, start_new_session=True
     )
     url = f"http://127.0.0.1:{port}"
     try:

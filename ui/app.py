@@ -44,6 +44,7 @@ from ui.render import (
 )
 
 TIERS = ["Oral", "Spotlight", "Poster"]
+PAGE_ICON = Path(__file__).with_name("icon.png")
 LLM_PRESETS = [name for name in ("offline", "openai", "local-server") if name in preset_names()]
 # Our own static CSS (no untrusted text): card titles the size of a small heading.
 CARD_STYLE = """<style>
@@ -259,7 +260,10 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
 
 
 st.set_page_config(
-    page_title="ICLR 2025 research assistant", page_icon=":material/school:", layout="centered"
+    page_title="ICLR 2025 research assistant",
+    # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
+    page_icon=str(PAGE_ICON),
+    layout="centered",
 )
 st.html(CARD_STYLE)
 st.session_state.setdefault("turns", [])
