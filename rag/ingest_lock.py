@@ -34,11 +34,20 @@ def ingest_lock(settings: Settings) -> Iterator[None]:
             f"cannot create the index folder {path.parent} ({reason(e)}); check the path, "
             "or point store.index_dir (--index) elsewhere"
         ) from None
+    lock = FileLock(str(path), timeout=settings.store.lock_timeout)
     try:
-        with FileLock(str(path), timeout=settings.store.lock_timeout):
-            yield
+        lock.acquire()
     except Timeout:
         raise StoreError(
             f"another `rag ingest` is writing to {describe_store(settings)} (lock {path}); "
             "wait for it to finish, or set store.lock_timeout to wait"
         ) from None
+    except OSError as e:  # a read-only folder (or mount), no space for the lock file
+        raise StoreError(
+            f"cannot write to {path.parent} ({reason(e)}): `rag ingest` needs a writable "
+            "index folder; searching, asking and stats work on a read-only one"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -66,14 +66,49 @@ def make_client(settings: Settings, create: bool = False) -> Any:
         )
     try:
         path.mkdir(parents=True, exist_ok=True)
-        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+        if not os.access(path, os.R_OK | os.X_OK):
             raise PermissionError(f"permission denied: {path}")
+        if not _writable(path):
+            if create:
+                raise StoreError(
+                    f"the index at {store.index_dir} is read-only: `rag ingest` needs a "
+                    "writable folder (searching, asking and stats work as it is)"
+                )
+            # Chroma writes to its database even to read it; a private copy is searched.
+            path = _read_only_copy(path)
         return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    except StoreError:
+        raise
     except Exception as e:
         raise StoreError(
             f"cannot open the index at {store.index_dir} ({reason(e)}); check the folder, or "
             "rebuild it with `rag ingest --rebuild`"
         ) from None
+
+
+def _writable(path: Path) -> bool:
+    """Whether Chroma can write its folder and database (a read-only mount says no, even to
+    root)."""
+    database = path / "chroma.sqlite3"
+    return os.access(path, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
+
+
+def _read_only_copy(path: Path) -> Path:
+    """A private, writable copy of a read-only Chroma folder, removed when the process ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="rag-read-only-index-")) / "chroma"
+    atexit.register(shutil.rmtree, copy.parent, ignore_errors=True)
+    try:
+        shutil.copytree(path, copy)
+    except OSError as e:
+        raise StoreError(
+            f"the index at {path.parent} is read-only and cannot be copied to read it "
+            f"({reason(e)}); free space in {tempfile.gettempdir()}, or make the folder writable"
+        ) from None
+    return copy
 
 
 def check_not_a_file(folder: Path) -> None:
