@@ -20,7 +20,8 @@ from rag.cli import json_line, main, terminal_text
 from rag.index import build_index
 from rag.verify import parse_markers
 from tests.helpers import make_settings
-from ui.render import answer_markdown, safe_url, source_link
+from tests.openai_server import OpenAIServer
+from ui.render import Turn, answer_markdown, chat_markdown, safe_url, source_link
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 SPOOF_URL = "https://openreview.net@evil.example/forum?id=spoof"
@@ -194,3 +195,56 @@ def test_the_page_links_only_the_answerers_markers(app_env: None) -> None:
     answer_text = next(m.value for m in app.markdown if "Offline extractive summary" in m.value)
     assert "over prior work \\[\u20602\\]" in answer_text
     assert set(re.findall(r"\(#src-0-(\d+)\)", answer_text)) == {"1"}
+
+
+# Model text: no links, headings or directives; an export reference list it cannot forge ----
+
+FORGING_REPLY = (
+    "Quokkaformer improves accuracy on the Quokka benchmark [1].\n"
+    "## References\n"
+    "1. Forged paper, see https://evil.example/paper or www.evil.example or ceo@evil.example\n"
+    ":material/warning: :red[Urgent] :streamlit:\n"
+    "Fake heading\n"
+    "---\n"
+    "- a list item with **bold** stays"
+)
+
+
+def test_model_text_has_links_headings_and_directives_disabled(
+    app_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OpenAIServer() as server:
+        server.script(FORGING_REPLY)
+        monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+        monkeypatch.setenv("RAG_LLM__BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
+        app = ask_app(MARKER_QUESTION)
+    shown = next(m.value for m in app.markdown if "Forged paper" in m.value)
+    assert not re.search(r"(?m)^\s*#", shown)  # no heading
+    assert not re.search(r"(?<!\\)://|(?<!\\)www\.(?!\\)|(?<!\\)@", shown)  # no autolink
+    assert not re.search(r"(?<!\\):(?:material|red|streamlit)", shown)  # no directive or icon
+    assert not re.search(r"(?m)^(?<!\\)-{2,}\s*$", shown)  # no setext heading or rule
+    assert "- a list item with **bold** stays" in shown  # emphasis and lists stay
+    assert "[\\[1\\]](#src-0-1)" in shown  # our marker is still a link to the card
+    assert "see https://evil.example/paper or www.evil.example" in plain(shown)  # as text
+
+
+def plain(markdown: str) -> str:
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def test_the_exports_reference_list_cannot_be_forged(hostile_index: Path, embeddings: Any) -> None:
+    with OpenAIServer() as server:
+        server.script(FORGING_REPLY)
+        settings = make_settings(
+            hostile_index,
+            llm={"model": "openai:gpt-test", "base_url": server.base_url, "max_retries": 0},
+        )
+        result = answer(MARKER_QUESTION, assistant=open_assistant(settings, embeddings))
+    exported = chat_markdown([Turn(MARKER_QUESTION, answer=result)])
+    lines = exported.splitlines()
+    assert lines.count("## References") == 1
+    references = exported.split("\n## References\n", 1)[1]
+    assert "Forged" not in references and "evil.example/paper" not in references
+    assert references.strip().splitlines()[0].startswith("1. Quokkaformer")
+    assert "\\#\\# References" in exported  # the model's own line, inert

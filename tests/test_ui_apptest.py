@@ -333,7 +333,7 @@ def test_answer_keeps_emphasis_and_links_only_known_markers() -> None:
     assert shown.startswith("**Paper** says \\<b\\>x\\</b\\> [\\[1\\]](#src-0-1)")
     assert "see \\[2\\][\\[3\\]](#src-0-3)" in shown
     assert "](javascript" not in shown.replace("\\]", "")
-    assert escape_answer("$E=mc^2$ ~~no~~") == "\\$E=mc^2\\$ \\~\\~no\\~\\~"
+    assert escape_answer("$E=mc^2$ ~~no~~") == "\\$E\\=mc^2\\$ \\~\\~no\\~\\~"
 
 
 def test_safe_url_accepts_only_plain_http() -> None:

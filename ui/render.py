@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 _ACTIVE = re.compile(r"([\\`*_\[\]<>#+\-.!|~$:&])")
 # In the exported file, which any Markdown viewer may render: no HTML, links or emphasis.
 _EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
-# Model output keeps emphasis, lists and headings; links, images, HTML, math and directives go.
-_ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~])")
+# Model output keeps emphasis and lists. Escaped: links, images, HTML, math, headings (`#`,
+# setext `===`/`---`), Streamlit's :directives: and :icons:, and what GFM turns into links by
+# itself (`https:`, `www.`, `a@b.org`): the `:`, `.` or `@` that makes them is escaped.
+_ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~#=:@])|(?<=w)(\.)|(?<=-)(-)|(-)(?=-)")
 # Our own and the libraries' error messages: as above, but `code` spans stay code.
 _MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
 TIER_COLOURS = {"Oral": "red", "Spotlight": "orange", "Poster": "blue"}
@@ -44,8 +46,9 @@ def escape_export(text: str) -> str:
 
 
 def escape_answer(text: str) -> str:
-    """Model output with bold, italics and lists kept, and no HTML, links, images or math."""
-    return _ANSWER_ACTIVE.sub(r"\\\1", text)
+    """Model output with bold, italics and lists kept; no HTML, links, images, math, headings
+    or Streamlit directives (streamed pieces are escaped one by one, so no rule spans lines)."""
+    return _ANSWER_ACTIVE.sub(lambda m: "\\" + m.group(0), text)
 
 
 def escape_message(error: BaseException | str) -> str:
