@@ -12,6 +12,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +21,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.chunking import Chunk, TokenCounter, chunk_paper
+from rag.disk_space import SpaceReserve, is_disk_full
 from rag.ingest_lock import ingest_lock, lock_path
 from rag.keyword import KeywordIndex
 from rag.keyword_cache import KeywordCache, keyword_dir
@@ -175,7 +177,9 @@ class PaperIndex:
         """Store `papers`: new ones added, changed ones replaced, unchanged ones left alone."""
         started = time.perf_counter()
         report = IngestReport()
-        with ingest_lock(self.settings):
+        embedded = self.settings.store.mode == "embedded"
+        folder = self.settings.store.index_dir
+        with ingest_lock(self.settings), SpaceReserve(folder) if embedded else nullcontext():
             try:
                 if rebuild:
                     self._drop()
@@ -214,11 +218,32 @@ class PaperIndex:
             except StoreError:
                 raise
             except Exception as e:
+                if embedded and is_disk_full(e, folder):
+                    raise self._after_disk_full(e) from None
                 if is_connection_error(e):
                     raise store_error(self.settings, e) from None
                 raise
         report.seconds = time.perf_counter() - started
         return report
+
+    def _after_disk_full(self, error: Exception) -> StoreError:
+        """Give the reserve back so Chroma can finish what it logged; say what happened."""
+        folder = self.settings.store.index_dir
+        SpaceReserve(folder).release()
+        try:
+            stored = self._papers.count()  # reading folds Chroma's log into its segments
+            self._chunks.count()
+        except Exception:
+            stored = None
+        kept = (
+            f"the {stored:,} papers stored are kept"
+            if stored is not None
+            else "stored papers are kept"
+        )
+        return StoreError(
+            f"no space left on the disk of {folder} while writing the index: {kept} and the "
+            "index opens; free some space and run the same command again to finish"
+        )
 
     def _drop(self) -> None:
         for name in (self.chunks_name, self.papers_name):

@@ -7,6 +7,7 @@ where mounting is not allowed the test says so and is skipped.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -76,3 +77,75 @@ def test_ingest_into_a_read_only_index_says_so_in_one_line(
     assert err.startswith(f"error: cannot write to {read_only_index} (")
     assert "searching, asking and stats work on a read-only one" in err
     assert "--rebuild" not in err and err.count("\n") == 1
+
+
+# A full disk ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path, seed_settings: Settings) -> Iterator[Path]:
+    """A 22 MB tmpfs holding a copy of the seed index: room for the reserve and little else."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount("-t", "tmpfs", "-o", "size=22M", "tmpfs", str(disk))
+    try:
+        shutil.copytree(seed_settings.store.index_dir, disk / "index")
+        yield disk
+    finally:
+        umount(disk)
+
+
+def test_a_disk_that_fills_up_mid_ingest_leaves_an_index_that_opens(
+    small_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers import CORPUS_JSONL
+
+    corpus = tmp_path / "more.jsonl"
+    lines = CORPUS_JSONL.read_text(encoding="utf-8").splitlines()[:300]
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index = str(small_disk / "index")
+    code, out, err = run(capsys, "ingest", str(corpus), "--index", index)
+    assert code == 2, err
+    err = err.splitlines()[-1] + "\n"  # after the progress bar
+    assert err.startswith(f"error: no space left on the disk of {index} while writing the index")
+    assert "the index opens; free some space and run the same command again" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    kept = int(re.search(r"the ([\d,]+) papers stored are kept", err).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert 38 <= kept < 338
+
+    # The index opens at once, with nothing that was stored before lost.
+    code, out, err = run(capsys, "stats", "--index", index, "--json")
+    assert code == 0, err
+    assert json.loads(out)["papers"] == kept
+    code, out, err = run(capsys, "search", REBIND_QUESTION, "--index", index, "--json")
+    assert code == 0 and json.loads(out)["results"][0]["title"] == "ReBIND"
+    assert not (small_disk / "index" / ".space-reserve").exists()
+
+    # Space freed, the same command finishes the job.
+    mount("-o", "remount,size=200M", str(small_disk))
+    code, out, err = run(capsys, "ingest", str(corpus), "--index", index, "--json")
+    assert code == 0, err
+    assert json.loads(out)["unchanged"] == kept - 38
+    code, out, err = run(capsys, "stats", "--index", index, "--json")
+    assert json.loads(out)["papers"] == 338
+
+
+def test_an_ingest_without_room_to_start_changes_nothing(
+    tmp_path: Path, seed_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    mount("-t", "tmpfs", "-o", "size=4M", "tmpfs", str(disk))
+    try:
+        shutil.copytree(seed_settings.store.index_dir, disk / "index")
+        before = sorted(p.name for p in (disk / "index").rglob("*"))
+        code, out, err = run(capsys, "ingest", "--index", str(disk / "index"))
+        assert code == 2
+        err = err.splitlines()[-1] + "\n"
+        assert err.startswith(f"error: the disk of {disk / 'index'} has ")
+        assert "needs at least 16 MB to write safely" in err
+        assert sorted(p.name for p in (disk / "index").rglob("*")) == before
+        code, out, err = run(capsys, "stats", "--index", str(disk / "index"), "--json")
+        assert code == 0 and json.loads(out)["papers"] == 38
+    finally:
+        umount(disk)
