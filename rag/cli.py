@@ -5,6 +5,7 @@ rag search "QUESTION" [--index DIR] [--k N] [--json] | --batch FILE
 rag stats [--index DIR] [--json]
 rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE
 rag eval [--index DIR] [--questions FILE] [--json]
+rag map | related ID | compare ID ID [ID ...] | bibtex ID [ID ...]   (rag/cli_explore.py)
 """
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-baselines", action="store_true", help="only our retriever")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(run=run_eval)
+    from rag.cli_explore import add_commands
+
+    add_commands(sub, common)
     return parser
 
 
@@ -164,6 +168,10 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     with progress_bar("papers") as progress:
         report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
+    if report.added or report.updated:  # the topic map of the new generation, computed once
+        from rag.cli_explore import refresh_map
+
+        refresh_map(settings)
     if args.json:
         print(json_line(report.as_dict()))
         return 0
