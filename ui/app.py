@@ -27,11 +27,11 @@ from rag.redact import display_url, redact
 from rag.retrieve import Filters, RetrievedPaper
 from rag.settings import ConfigError, EmbeddingSettings, Settings, get_settings, preset_names
 from rag.store import IndexMismatchError, IndexMissingError, StoreError
+from ui import explore
 from ui.render import (
     Turn,
     answer_markdown,
     card_anchor,
-    chat_markdown,
     citations_by_number,
     escape_answer,
     escape_message,
@@ -178,6 +178,7 @@ def show_card(
             st.markdown(f"> {escape_text(quote)}")
         with st.expander("Abstract", expanded=False, icon=":material/article:"):
             st.markdown(highlighted_abstract(paper.abstract, quotes))
+        explore.related_in_card(assistant, paper.id, f"{turn_index}-{n}-{rank}")
 
 
 def show_reply(turn: Turn, index: int, settings: Settings, last: bool) -> None:
@@ -210,6 +211,7 @@ def show_reply(turn: Turn, index: int, settings: Settings, last: bool) -> None:
         st.markdown("**Nearest papers**")
         for rank, source in enumerate(answer.sources, start=1):
             show_card(index, 0, source, [], rank)
+    explore.answer_tools(turn, index, assistant)
     st.feedback(
         "thumbs",
         key=f"feedback-{turn.id}",
@@ -305,6 +307,7 @@ with st.sidebar:
 
 st.title("ICLR 2025 research assistant")
 st.caption("Answers grounded in the abstracts of ICLR 2025 papers; every [n] links to its source.")
+explore.view_switch()
 if offline:
     st.info(
         "**Offline:** answers are extractive summaries quoted from the abstracts, with no "
@@ -332,6 +335,11 @@ if assistant is not None:
             st.error(escape_message(e))
 else:
     corpus_slot.caption("No index open.")
+
+if explore.show_map_view(assistant, turns, prompt):
+    with chat_actions:
+        explore.sidebar_bibtex(turns)
+    st.stop()
 
 for i, turn in enumerate(turns):
     with st.chat_message("user"):
@@ -369,7 +377,7 @@ with chat_actions:
     )
     st.download_button(
         "Download chat",
-        data=chat_markdown(turns),
+        data=explore.chat_export(turns),
         file_name="iclr2025-chat.md",
         mime="text/markdown",
         on_click="ignore",
@@ -377,3 +385,4 @@ with chat_actions:
         icon=":material/download:",
         width="stretch",
     )
+    explore.sidebar_bibtex(turns)
