@@ -488,9 +488,9 @@ def show_related(found: Explorer, paper_id: str, key: str) -> None:
         return
     st.markdown("**Related papers**")
     for rank, r in enumerate(related, start=1):
-        tier = f" · {r.paper.tier}" if r.paper.tier else ""
+        tier = f" · {escape_text(r.paper.tier)}" if r.paper.tier else ""
         st.button(
-            f"{escape_text(r.paper.title)}{escape_text(tier)}",
+            f"{escape_text(r.paper.title)}{tier}",
             key=f"related-{key}-{paper_id}-{rank}",
             type="tertiary",
             icon=":material/article:",
@@ -586,6 +586,12 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
             )
         )
     papers = [s.paper for s in answer.sources if s.paper.id in cited]
+    # With one paper cited, compare it with the next sources (there is nothing else to set
+    # it against).
+    compared, label = papers[:MAX_PAPERS], "Compare the cited papers"
+    if len(compared) < 2:
+        others = [s.paper for s in answer.sources if s.paper.id not in cited]
+        compared, label = (compared + others)[:3], "Compare the top sources"
     show, compare, download = st.columns(3)
     show.button(
         "Show on map",
@@ -594,10 +600,10 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         on_click=switch_to,
         args=("Map", None, turn.id),
     )
-    if len(papers) >= 2 and compare.button(
-        "Compare the cited papers", key=f"compare-{turn.id}", icon=":material/table:"
+    if len(compared) >= 2 and compare.button(
+        label, key=f"compare-{turn.id}", icon=":material/table:"
     ):
-        make_comparison(papers[:MAX_PAPERS], assistant, key=turn.id)
+        make_comparison(compared, assistant, key=turn.id)
     if papers:
         download.download_button(
             "Download BibTeX",
@@ -626,9 +632,9 @@ def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> Non
 
 def show_related_compact(corpus: PaperVectors, paper_id: str, key: str) -> None:
     for rank, r in enumerate(related_papers(corpus, paper_id), start=1):
-        tier = f" · {r.paper.tier}" if r.paper.tier else ""
+        tier = f" · {escape_text(r.paper.tier)}" if r.paper.tier else ""
         st.button(
-            f"{escape_text(r.paper.title)}{escape_text(tier)}",
+            f"{escape_text(r.paper.title)}{tier}",
             key=f"related-{key}-{rank}",
             type="tertiary",
             icon=":material/article:",
