@@ -429,7 +429,7 @@ def read_paper_vectors(index: PaperIndex, generation: str | None = None) -> Pape
 
 def map_path(settings: Settings) -> Path:
     """The cached map beside the index; per server, like the BM25 cache."""
-    from rag.index import keyword_dir
+    from rag.keyword_cache import keyword_dir
 
     folder = keyword_dir(settings)
     return folder.with_name(folder.name.replace("keyword", "topicmap", 1) + ".json")

@@ -8,7 +8,7 @@ from bibtexparser import middlewares
 
 from rag.bibtex import BOOKTITLE, bibtex, citation_key
 from rag.loaders import Paper, load_papers
-from tests.conftest import CORPUS_JSONL
+from tests.helpers import CORPUS_JSONL
 
 
 def parse(text: str) -> bibtexparser.Library:

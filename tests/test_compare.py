@@ -15,7 +15,7 @@ from rag.compare import ASPECTS, CompareError, compare_offline, compare_papers
 from rag.loaders import Paper, load_papers
 from rag.models import LocalEmbeddings, make_chat_model
 from rag.settings import Settings, with_overrides
-from tests.conftest import CORPUS_JSONL
+from tests.helpers import CORPUS_JSONL
 from tests.openai_server import OpenAIServer
 from tests.test_topicmap import read_paper_ids
 
@@ -154,7 +154,7 @@ def test_rag_compare_json_offline_and_with_the_model(
     assert printed["model"] == "offline:extractive"
     abstracts = {p["n"]: p for p in printed["papers"]}
     assert [r["aspect"] for r in printed["rows"]] == [a for a, _ in ASPECTS]
-    from rag.index import make_client
+    from rag.store import make_client
 
     stored = make_client(seed_settings).get_collection("iclr2025_papers").get(ids=ids)
     by_id = dict(zip(stored["ids"], stored["documents"], strict=True))

@@ -5,14 +5,14 @@ a real index of 24 real papers (offline answerer). The browser test is test_expl
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.topicmap import PaperVectors, Topic, TopicMap
 from rag.loaders import Paper
+from rag.topicmap import PaperVectors, Topic, TopicMap
 from tests.test_ui_apptest import (  # noqa: F401 (fixtures)
     DARK_QUESTION,
     DARKBENCH,
@@ -47,7 +47,8 @@ def show_on_map(at: AppTest) -> AppTest:
     return at
 
 
-def test_the_map_highlights_the_answers_papers(app_env: Path) -> None:
+@pytest.mark.usefixtures("app_env")
+def test_the_map_highlights_the_answers_papers() -> None:
     at = start()
     # The first Map view computes the map (with a progress bar); the chat never waits for it.
     at.segmented_control[0].set_value("Map").run()
@@ -95,7 +96,8 @@ def test_the_map_highlights_the_answers_papers(app_env: Path) -> None:
     assert [t.question for t in turns(at)] == [DARK_QUESTION, EVAL_QUESTION]
 
 
-def test_a_paper_card_has_related_papers_and_asks_about_the_paper(app_env: Path) -> None:
+@pytest.mark.usefixtures("app_env")
+def test_a_paper_card_has_related_papers_and_asks_about_the_paper() -> None:
     at = start()
     at.segmented_control[0].set_value("Map").run()
     assert not at.exception and len(at.get("plotly_chart")) == 1
@@ -125,7 +127,8 @@ def test_a_paper_card_has_related_papers_and_asks_about_the_paper(app_env: Path)
     assert turn.answer.sources[turn.answer.citations[0].n - 1].paper.title == opened
 
 
-def test_comparing_the_cited_papers_shows_a_table_of_quotes(app_env: Path) -> None:
+@pytest.mark.usefixtures("app_env")
+def test_comparing_the_cited_papers_shows_a_table_of_quotes() -> None:
     at = start()
     ask(at, EVAL_QUESTION)
     answer = turns(at)[0].answer

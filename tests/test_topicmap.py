@@ -31,7 +31,7 @@ from rag.topicmap import (
     topic_terms,
     trustworthiness,
 )
-from tests.conftest import copy_index, make_settings
+from tests.helpers import copy_index, make_settings
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +183,7 @@ def test_a_corrupt_cache_is_recomputed(
 
 
 def test_server_mode_keeps_one_map_cache_per_server(tmp_path: Path) -> None:
-    from rag.index import keyword_dir
+    from rag.keyword_cache import keyword_dir
 
     base = make_settings(tmp_path / "cache")
     one = with_overrides(base, {"store": {"mode": "http", "host": "10.0.0.1", "port": 8000}})
@@ -229,7 +229,7 @@ def test_rag_related_and_errors(
 
 
 def read_paper_ids(settings: Settings) -> list[str]:
-    from rag.index import make_client
+    from rag.store import make_client
 
     client = make_client(settings)
     return sorted(client.get_collection(f"{settings.store.collection}_papers").get()["ids"])

@@ -22,9 +22,9 @@ import streamlit as st
 
 from rag.bibtex import bibtex
 from rag.compare import MAX_PAPERS, CompareError, Comparison, compare_papers
-from rag.index import StoreError
 from rag.loaders import Paper
 from rag.related import related_papers
+from rag.store import StoreError
 from rag.topicmap import (
     PaperVectors,
     TopicMap,
