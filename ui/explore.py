@@ -264,8 +264,9 @@ def map_figure(
     fig = go.Figure()
     fig.add_trace(
         go.Scattergl(
-            x=xy[indices, 0],
-            y=xy[indices, 1],
+            # Plain lists: the page reads them as they are (no binary-encoded arrays).
+            x=xy[indices, 0].tolist(),
+            y=xy[indices, 1].tolist(),
             mode="markers",
             marker={
                 "size": 5,
@@ -288,8 +289,8 @@ def map_figure(
             continue
         fig.add_trace(
             go.Scattergl(
-                x=xy[rows, 0],
-                y=xy[rows, 1],
+                x=xy[rows, 0].tolist(),
+                y=xy[rows, 1].tolist(),
                 mode="markers",
                 marker={
                     "size": style["size"],
@@ -626,7 +627,8 @@ def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> Non
         corpus = corpus_of(assistant)
     except (StoreError, OSError):
         return
-    with st.expander("Related papers", icon=":material/hub:"):
+    # A popover, not an expander: the card's one expander is its abstract.
+    with st.popover("Related papers", icon=":material/hub:"):
         show_related_compact(corpus, paper_id, key)
 
 
