@@ -185,5 +185,5 @@ def test_hover_text_and_labels_are_escaped() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(2)&gt;" in hover
     assert "&lt;b&gt;bold&lt;/b&gt; label" in hover
     fig = map_figure(found, cited={"x1": 1})
-    notes = [a.text for a in fig.layout.annotations]
+    notes = [a["text"] for a in fig["layout"]["annotations"]]
     assert "&lt;b&gt;bold&lt;/b&gt; label" in notes and "<b>[1]</b>" in notes

@@ -36,8 +36,6 @@ from rag.topicmap import (
 from ui.render import Turn, chat_markdown, escape_export, escape_text, safe_url, tier_badge
 
 if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
     from rag.answer import Assistant, CitedAnswer
 
 VIEWS = ["Chat", "Map"]
@@ -250,84 +248,115 @@ def map_figure(
     cited: dict[str, int] | None = None,
     retrieved: Iterable[str] = (),
     selected: str | None = None,
-) -> go.Figure:
-    """The scatter: topic colours, topic labels, cited papers with [n], retrieved outlined."""
-    import plotly.graph_objects as go
+) -> dict[str, Any]:
+    """The scatter as a Plotly figure dict: topic colours, topic labels, cited papers with [n],
+    retrieved ones outlined.
 
+    A plain dict, not `plotly.graph_objects` (whose validation of thousands of points took
+    most of the time); the points of a tier filter are built once and reused.
+    """
     topic_map = found.topic_map
     cited = cited or {}
     retrieved = set(retrieved)
-    show = np.isin(found.tiers, list(tiers)) if tiers else np.ones(len(topic_map), dtype=bool)
-    indices = np.flatnonzero(show)
-    xy = topic_map.xy
+    base, show, indices = _base_trace(found, tuple(sorted(tiers)))
     highlighting = bool(cited or retrieved)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scattergl(
-            # Plain lists: the page reads them as they are (no binary-encoded arrays).
-            x=xy[indices, 0].tolist(),
-            y=xy[indices, 1].tolist(),
-            mode="markers",
-            marker={
-                "size": 5,
-                "color": [found.colours[i] for i in indices],
-                "opacity": 0.25 if highlighting else 0.75,
-            },
-            customdata=[topic_map.paper_ids[i] for i in indices],
-            hovertext=[found.hover[i] for i in indices],
-            hovertemplate="%{hovertext}<extra></extra>",
-            name="papers",
-            showlegend=False,
-        )
-    )
-    for name, ids, style in (
-        ("retrieved, not cited", sorted(retrieved), {"size": 11, "opacity": 0.6}),
-        ("cited", sorted(cited, key=lambda p: cited[p]), {"size": 15, "opacity": 1.0}),
+    data: list[dict[str, Any]] = [
+        base | {"marker": base["marker"] | {"opacity": 0.25 if highlighting else 0.75}}
+    ]
+    xy = topic_map.xy
+    for name, ids, size, opacity, edge in (
+        ("retrieved, not cited", sorted(retrieved), 11, 0.6, "#888888"),
+        ("cited", sorted(cited, key=lambda p: cited[p]), 15, 1.0, "#111111"),
     ):
         rows = [i for i in map(topic_map.position, ids) if i is not None and show[i]]
         if not rows:
             continue
-        fig.add_trace(
-            go.Scattergl(
-                x=xy[rows, 0].tolist(),
-                y=xy[rows, 1].tolist(),
-                mode="markers",
-                marker={
-                    "size": style["size"],
+        data.append(
+            {
+                "type": "scattergl",
+                "x": xy[rows, 0].tolist(),
+                "y": xy[rows, 1].tolist(),
+                "mode": "markers",
+                "marker": {
+                    "size": size,
                     "color": [found.colours[i] for i in rows],
-                    "opacity": style["opacity"],
-                    "line": {"width": 2, "color": "#111111" if name == "cited" else "#888888"},
+                    "opacity": opacity,
+                    "line": {"width": 2, "color": edge},
                 },
-                customdata=[topic_map.paper_ids[i] for i in rows],
-                hovertext=[
+                "customdata": [topic_map.paper_ids[i] for i in rows],
+                "hovertext": [
                     (f"<b>[{cited[topic_map.paper_ids[i]]}]</b> " if name == "cited" else "")
                     + found.hover[i]
                     for i in rows
                 ],
-                hovertemplate="%{hovertext}<extra></extra>",
-                name=name,
-                showlegend=True,
-            )
+                "hovertemplate": "%{hovertext}<extra></extra>",
+                "name": name,
+                "showlegend": True,
+            }
         )
-    annotations = _topic_annotations(found, indices)
+    annotations = list(_bases[(id(found), tuple(sorted(tiers)))][3])
     for rank, (pid, n) in enumerate(sorted(cited.items(), key=lambda item: item[1])):
         i = topic_map.position(pid)
         if i is not None and show[i]:
             annotations.append(_marker_label(xy[i], f"[{n}]", rank, bold=True))
     if selected is not None and (i := topic_map.position(selected)) is not None and show[i]:
         annotations.append(_marker_label(xy[i], "selected", len(cited), bold=False))
-    fig.update_layout(
-        annotations=annotations,
-        height=620,
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
-        xaxis={"visible": False},
-        yaxis={"visible": False, "scaleanchor": "x"},
-        dragmode="pan",
-        clickmode="event+select",
-        legend={"orientation": "h", "y": -0.02},
-        hoverlabel={"align": "left"},
-    )
-    return fig
+    layout = {
+        "annotations": annotations,
+        "height": 620,
+        "margin": {"l": 0, "r": 0, "t": 10, "b": 0},
+        "xaxis": {"visible": False},
+        "yaxis": {"visible": False, "scaleanchor": "x"},
+        "dragmode": "pan",
+        "clickmode": "event+select",
+        "legend": {"orientation": "h", "y": -0.02},
+        "hoverlabel": {"align": "left"},
+    }
+    return {"data": data, "layout": layout}
+
+
+_bases: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def _base_trace(
+    found: Explorer, tiers: tuple[str, ...]
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """Every paper of these tiers as one WebGL trace, built once per map and filter."""
+    key = (id(found), tiers)
+    if key not in _bases:
+        topic_map = found.topic_map
+        show = np.isin(found.tiers, list(tiers)) if tiers else np.ones(len(topic_map), bool)
+        indices = np.flatnonzero(show)
+        # NumPy arrays and numeric colours (topic ids on a stepped colour scale): Streamlit
+        # validates the figure, and arrays of strings or lists are checked item by item.
+        k = max(len(topic_map.topic_list), 1)
+        steps = []
+        for t in range(k):
+            colour = PALETTE[t % len(PALETTE)]
+            steps += [[t / k, colour], [(t + 1) / k, colour]]
+        trace = {
+            "type": "scattergl",
+            "x": topic_map.xy[indices, 0],
+            "y": topic_map.xy[indices, 1],
+            "mode": "markers",
+            "marker": {
+                "size": 5,
+                "color": topic_map.topics[indices].astype(np.float32) + 0.5,
+                "colorscale": steps,
+                "cmin": 0,
+                "cmax": k,
+            },
+            "customdata": np.array(topic_map.paper_ids, dtype=object)[indices],
+            "hovertext": np.array(found.hover, dtype=object)[indices],
+            "hovertemplate": "%{hovertext}<extra></extra>",
+            "name": "papers",
+            "showlegend": False,
+        }
+        if len(_bases) > 16:
+            _bases.clear()
+        _bases[key] = (trace, show, indices, _topic_annotations(found, indices))
+    trace, show, indices, _ = _bases[key]
+    return trace, show, indices
 
 
 def _topic_annotations(found: Explorer, indices: np.ndarray) -> list[dict[str, Any]]:
