@@ -9,10 +9,10 @@ rag bibtex ID [ID ...]                   # @inproceedings entries
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from rag.cli import json_line, say, terminal_text
 from rag.settings import Settings
 
 
@@ -90,11 +90,11 @@ def refresh_map(settings: Settings, index: Any = None) -> Any:
 def run_map(args: argparse.Namespace, settings: Settings) -> int:
     topic_map = refresh_map(settings)
     if args.json:
-        print(json.dumps(topic_map.as_json(), ensure_ascii=False))
+        print(json_line(topic_map.as_json()))
         return 0
-    print(f"{len(topic_map)} papers in {len(topic_map.topic_list)} topics:")
+    say(f"{len(topic_map)} papers in {len(topic_map.topic_list)} topics:")
     for topic in topic_map.topic_list:
-        print(f"{topic.id:3d}  {topic.size:5d}  {topic.label}")
+        say(f"{topic.id:3d}  {topic.size:5d}  {topic.label}")
     return 0
 
 
@@ -119,12 +119,12 @@ def run_related(args: argparse.Namespace, settings: Settings) -> int:
         for r in related
     ]
     if args.json:
-        print(json.dumps({"paper_id": paper.id, "related": rows}, ensure_ascii=False))
+        print(json_line({"paper_id": paper.id, "related": rows}))
         return 0
-    print(f"Nearest to: {paper.title}")
+    say(f"Nearest to: {paper.title}")
     for rank, r in enumerate(related, start=1):
         tier = f" [{r.paper.tier}]" if r.paper.tier else ""
-        print(f"{rank}. {r.paper.title}{tier}  ({r.paper.id}, similarity {r.similarity:.2f})")
+        say(f"{rank}. {r.paper.title}{tier}  ({r.paper.id}, similarity {r.similarity:.2f})")
     return 0
 
 
@@ -154,22 +154,22 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
     except CompareError as e:
         raise UsageError(str(e)) from None
     if args.json:
-        print(json.dumps(table.as_json(), ensure_ascii=False))
+        print(json_line(table.as_json()))
         return 0
     for n, paper in enumerate(table.papers, start=1):
-        print(f"[{n}] {paper.title}" + (f" ({paper.decision})" if paper.decision else ""))
+        say(f"[{n}] {paper.title}" + (f" ({paper.decision})" if paper.decision else ""))
     for row in table.rows:
-        print(f"\n## {row.label}")
+        say(f"\n## {row.label}")
         for cell in row.cells:
-            print(f"  [{cell.n}] {cell.text or '–'}")
+            say(f"  [{cell.n}] {cell.text or '–'}")
     if table.dropped_citations:
-        print(f"\n({table.dropped_citations} citation(s) to other papers were removed)")
-    print(f"\n(compared by {table.model})")
+        say(f"\n({table.dropped_citations} citation(s) to other papers were removed)")
+    say(f"\n(compared by {table.model})")
     return 0
 
 
 def run_bibtex(args: argparse.Namespace, settings: Settings) -> int:
     from rag.bibtex import bibtex
 
-    print(bibtex(_papers(_open_index(settings), args.paper_ids)), end="")
+    print(terminal_text(bibtex(_papers(_open_index(settings), args.paper_ids))), end="")
     return 0
