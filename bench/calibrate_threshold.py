@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 
 from rag.settings import BUNDLED_CORPUS, Settings, get_settings, with_overrides  # noqa: E402
 
-CORPUS_JSONL = ROOT.parent / "shared" / "data" / "iclr2025.jsonl"
 DEFAULT_INDEX = Path("/tmp/rag-bench/corpus-index")
 
 
@@ -82,10 +81,8 @@ def corpus_settings(index: Path | None, config: str | None = None) -> Settings:
     target = index or DEFAULT_INDEX
     settings = with_overrides(get_settings(config), {"store": {"index_dir": str(target)}})
     if index is None or not target.exists():
-        if not CORPUS_JSONL.exists():
-            raise SystemExit(f"{CORPUS_JSONL} is missing: put shared/ beside the repo")
         started = time.perf_counter()
-        report = build_index(settings, [CORPUS_JSONL, BUNDLED_CORPUS])
+        report = build_index(settings, [BUNDLED_CORPUS])
         print(
             f"index {target}: {report.added} added, {report.unchanged} unchanged "
             f"({time.perf_counter() - started:.0f} s)",

@@ -4,8 +4,8 @@ Run from the repository root:
 
     python bench/check_questions.py
 
-It reads the corpus from ``<repo>/../shared`` (``data/iclr2025.jsonl`` and the
-seed files ``seeds/*.txt``) and checks:
+It reads the bundled corpus (``data/iclr2025/iclr2025.jsonl`` and the seed files
+``data/iclr2025/*.txt``) and checks:
 
 * ``bench/questions.jsonl``: one JSON object per line, unique ids, required
   fields, minimum count per kind, at least 40 questions on the seed abstracts,
@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+DATA = REPO / "data" / "iclr2025"
 
 KINDS = ("keyword", "paraphrase", "tail", "multi", "unanswerable", "chinese")
 MINIMUMS = {
@@ -71,10 +71,10 @@ def fold(text: str) -> str:
 class Corpus:
     """Abstracts grouped into distinct papers (seed copies merged)."""
 
-    def __init__(self, shared: Path):
+    def __init__(self, data: Path):
         self.papers: list[dict] = []  # {"ids": set, "texts": [raw], "folded": [..], "seed": bool}
         by_id: dict[str, int] = {}
-        with open(shared / "data" / "iclr2025.jsonl", encoding="utf-8") as f:
+        with open(data / "iclr2025.jsonl", encoding="utf-8") as f:
             for line in f:
                 rec = json.loads(line)
                 text = norm(rec["abstract"])
@@ -83,7 +83,7 @@ class Corpus:
                     {"ids": {rec["id"]}, "texts": [text], "folded": [fold(text)], "seed": False}
                 )
         n_corpus = len(self.papers)
-        for path in sorted((shared / "seeds").glob("*.txt")):
+        for path in sorted(data.glob("*.txt")):
             body = path.read_text(encoding="utf-8").split("\n", 1)[1]  # drop header line
             paras = [norm(p) for p in re.split(r"\n\s*\n", body) if p.strip()]
             for i, para in enumerate(paras):
@@ -227,7 +227,7 @@ def check_file(path: Path, corpus: Corpus, problems: list[str]) -> list[dict]:
 
 
 def main() -> int:
-    corpus = Corpus(SHARED)
+    corpus = Corpus(DATA)
     problems: list[str] = []
 
     questions = check_file(REPO / "bench" / "questions.jsonl", corpus, problems)

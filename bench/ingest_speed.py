@@ -9,10 +9,10 @@ needs at the float32 matrix-multiply rate measured just before (wall x = wall / 
 kernels can beat it), and the speed-up over the tutorial. Then retrieval quality (MRR@10, R@5
 of our hybrid on bench/questions.jsonl) of each index: a faster backend must keep quality.
 
-Corpus: the 2,105 papers of ../shared/data/iclr2025.jsonl plus the 38 bundled seeds (the eval
-corpus; the questions need both). Models are loaded (and the ONNX files exported, once) before
-the clock starts, for every pipeline alike. The pipelines run in turn, --rounds times, and each
-one's best time is reported: other work on a shared machine only ever adds time.
+Corpus: the bundled data/iclr2025 (the eval corpus: 2,105 papers plus the 18 seeds that are
+not among them; the questions need both). Models are loaded (and the ONNX files exported, once)
+before the clock starts, for every pipeline alike. The pipelines run in turn, --rounds times, and
+each one's best time is reported: other work on a shared machine only ever adds time.
 
 FLOPs of all-MiniLM-L6-v2 (6 layers, d = 384, FFN 1536) for a chunk of n word pieces (special
 tokens included): 6 * (24 n d^2 + 4 n^2 d): Q, K, V, output and the two FFN matrices
@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.chunking import chunk_paper, token_counter  # noqa: E402
+from rag.corpus import load_corpus  # noqa: E402
 from rag.evaluate import (  # noqa: E402
     EVAL_CORPUS,
     QUESTIONS,
@@ -43,7 +44,6 @@ from rag.evaluate import (  # noqa: E402
     run_eval,
 )
 from rag.index import build_index  # noqa: E402
-from rag.loaders import load_papers  # noqa: E402
 from rag.models import LocalEmbeddings  # noqa: E402
 from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
 
@@ -92,7 +92,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="keep the indexes under this folder")
     args = parser.parse_args()
 
-    papers = load_papers(list(EVAL_CORPUS))
+    papers = load_corpus(list(EVAL_CORPUS)).papers
     np_rate, torch_rate = matmul_gflops()
     print(
         f"{len(papers)} papers; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "

@@ -41,9 +41,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.settings import BUNDLED_CORPUS, Settings, get_settings, with_overrides  # noqa: E402
+from rag.settings import (  # noqa: E402
+    BUNDLED_CORPUS,
+    SEED_FILES,
+    Settings,
+    get_settings,
+    with_overrides,
+)
 
-CORPUS_JSONL = ROOT.parent / "shared" / "data" / "iclr2025.jsonl"
 QUESTIONS = ROOT / "bench" / "questions.jsonl"
 
 
@@ -146,7 +151,7 @@ def ensure_ingested(settings: Settings, corpus: str, embeddings: Any) -> dict[st
         return dict(PaperIndex.open(settings, embeddings).stats())
     except IndexMissingError:
         pass
-    paths = [CORPUS_JSONL, BUNDLED_CORPUS] if corpus == "full" else [BUNDLED_CORPUS]
+    paths = [BUNDLED_CORPUS] if corpus == "full" else list(SEED_FILES)
     began = time.perf_counter()
     report = build_index(settings, paths, embeddings=embeddings)
     print(f"ingested {report.added} papers in {time.perf_counter() - began:.1f} s", file=sys.stderr)

@@ -37,7 +37,7 @@ from rag.index import PaperIndex, build_index  # noqa: E402
 from rag.loaders import Paper, load_papers  # noqa: E402
 from rag.models import make_embeddings  # noqa: E402
 from rag.retrieve import Retriever  # noqa: E402
-from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
+from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides  # noqa: E402
 from rag.store import IndexMissingError  # noqa: E402
 
 
@@ -169,7 +169,7 @@ def main() -> int:
         index = PaperIndex.open(syn_settings, fake, create=True)
         words = {
             w.strip(".,;:()").lower()
-            for p in load_papers([EVAL_CORPUS[0]])
+            for p in load_papers([BUNDLED_PAPERS])
             for w in p.abstract.split()
         }
         vocabulary = sorted(words - {""})

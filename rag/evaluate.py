@@ -28,8 +28,8 @@ from rag.loaders import LoadError, Paper
 from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings
 
 QUESTIONS = PROJECT_ROOT / "bench" / "questions.jsonl"
-# The 2,105 real papers (shared/ beside the repo) plus the bundled seeds.
-EVAL_CORPUS = (PROJECT_ROOT.parent / "shared" / "data" / "iclr2025.jsonl", BUNDLED_CORPUS)
+# The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus.py).
+EVAL_CORPUS = (BUNDLED_CORPUS,)
 KINDS = ("keyword", "paraphrase", "tail", "multi", "chinese", "unanswerable")
 DEPTH = 10  # ranks scored (MRR@10, nDCG@10)
 

@@ -515,10 +515,10 @@ def build_index(
 ) -> IngestReport:
     """Load `paths` (default: the configured corpus) and ingest them into the index."""
     from rag.chunking import token_counter
-    from rag.loaders import load_papers
+    from rag.corpus import load_corpus
     from rag.models import load_tokenizer, make_embeddings
 
-    papers = load_papers(list(paths or settings.corpus_paths()))
+    papers = load_corpus(list(paths or settings.corpus_paths())).papers
     embeddings = embeddings or make_embeddings(settings.embedding)
     counter: list[TokenCounter] = []
     counted: dict[str, int] = {}  # chunking measures each sentence more than once

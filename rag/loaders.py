@@ -20,6 +20,9 @@ SUFFIXES = (".txt", ".jsonl", ".csv")
 KNOWN_FIELDS = ("id", "title", "abstract", "authors", "keywords", "decision", "url")
 TIERS = ("Oral", "Spotlight", "Poster")
 MAX_FILE_BYTES = 1 << 30  # the real corpus is 3 MB; a bigger file is a mistake, not papers
+# Lists of titles without abstracts (data/iclr2025/*_no_abstract.jsonl) only name seeds
+# (rag/corpus.py); a folder's papers are its other files.
+TITLE_LIST_SUFFIX = "_no_abstract.jsonl"
 
 
 class LoadError(ValueError):
@@ -80,7 +83,11 @@ def _expand(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() in SUFFIXES)
+            found = sorted(
+                p
+                for p in path.iterdir()
+                if p.suffix.lower() in SUFFIXES and not p.name.endswith(TITLE_LIST_SUFFIX)
+            )
             if not found:
                 raise LoadError(path, f"no {', '.join(SUFFIXES)} files in this folder")
             files.extend(found)

@@ -23,9 +23,16 @@ from pydantic_settings import (
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = PROJECT_ROOT / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "default.toml"
+# The bundled corpus: 2,105 ICLR 2025 papers, the 38 seed abstracts (merged into the papers
+# they are, see rag/corpus.py) and the titles of the accepted papers without an abstract.
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "iclr2025"
 ENV_PREFIX = "RAG_"
 MAX_K = 50  # papers per search or answer (retrieval.k, `--k`, the app's slider)
+BUNDLED_PAPERS = BUNDLED_CORPUS / "iclr2025.jsonl"
+SEED_FILES = (
+    BUNDLED_CORPUS / "000_8151f1bd5b6a28e2.txt",
+    BUNDLED_CORPUS / "003_4ff9ec978693024e.txt",
+)
 
 
 class ConfigError(ValueError):
@@ -149,7 +156,12 @@ class Settings(BaseSettings):
         return (env_settings, init_settings)
 
     def corpus_paths(self) -> list[Path]:
-        return list(self.corpus) or [BUNDLED_CORPUS]
+        """The configured corpus; a relative path missing here is the project's (presets)."""
+        paths = [
+            PROJECT_ROOT / p if not p.exists() and (PROJECT_ROOT / p).exists() else p
+            for p in self.corpus
+        ]
+        return paths or [BUNDLED_CORPUS]
 
 
 class _MergedSettings(Settings):

@@ -9,8 +9,8 @@ from hypothesis import settings as hypothesis_settings
 
 from rag.index import build_index
 from rag.models import LocalEmbeddings
-from rag.settings import BUNDLED_CORPUS, Settings
-from tests.helpers import CORPUS_JSONL, make_settings
+from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings
+from tests.helpers import make_settings
 
 # The suite fuzzes the same examples on every run, so CI cannot fail on a draw it never saw
 # before; HYPOTHESIS_PROFILE=deep searches far wider, with fresh random draws.
@@ -30,7 +30,7 @@ def seed_settings(
 ) -> Settings:
     """An index of the 38 bundled seed abstracts (do not write to it; copy it instead)."""
     settings = make_settings(tmp_path_factory.mktemp("seed-index"))
-    build_index(settings, [BUNDLED_CORPUS], embeddings=embeddings)
+    build_index(settings, list(SEED_FILES), embeddings=embeddings)
     return settings
 
 
@@ -38,9 +38,7 @@ def seed_settings(
 def corpus_settings(
     tmp_path_factory: pytest.TempPathFactory, embeddings: LocalEmbeddings
 ) -> Settings:
-    """An index of the 2,105 real papers plus the seeds, built once (a few minutes)."""
-    if not CORPUS_JSONL.exists():
-        pytest.fail(f"{CORPUS_JSONL} is missing: CI needs ../shared beside the repo")
+    """The whole bundle (2,105 papers, the seeds merged into them), built once (a few minutes)."""
     settings = make_settings(tmp_path_factory.mktemp("corpus-index"))
-    build_index(settings, [CORPUS_JSONL, BUNDLED_CORPUS], embeddings=embeddings)
+    build_index(settings, [BUNDLED_CORPUS], embeddings=embeddings)
     return settings

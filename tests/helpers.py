@@ -7,12 +7,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from rag.settings import Settings, get_settings, with_overrides
+from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides
 from rag.store import make_client
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-CORPUS_JSONL = SHARED / "data" / "iclr2025.jsonl"
+CORPUS_JSONL = BUNDLED_PAPERS  # the 2,105 real papers, bundled in data/iclr2025
 DATA = Path(__file__).resolve().parent / "data"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rag.index import build_index
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 from tests.helpers import make_settings
 from tests.streamlit_app import chromium, streamlit
 
@@ -56,7 +56,7 @@ def hostile_index(
     shutil.copytree(seed_settings.store.index_dir, index_dir)
     extra = root / "hostile.jsonl"
     extra.write_text(json.dumps(HOSTILE) + "\n", encoding="utf-8")
-    report = build_index(make_settings(index_dir), [BUNDLED_CORPUS, extra], embeddings=embeddings)
+    report = build_index(make_settings(index_dir), [*SEED_FILES, extra], embeddings=embeddings)
     assert report.added == 1
     return index_dir
 

@@ -9,7 +9,7 @@ import pytest
 from rag.chunking import Chunk, chunk_paper, sentences, split_sentences, token_counter
 from rag.loaders import Paper, load_papers
 from rag.models import LocalEmbeddings, load_tokenizer
-from rag.settings import BUNDLED_CORPUS, get_settings
+from rag.settings import SEED_FILES, get_settings
 from tests.helpers import CORPUS_JSONL
 
 MAX_TOKENS = get_settings().chunking.max_tokens
@@ -28,7 +28,7 @@ def count(tokenizer: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def seed_papers() -> list[Paper]:
-    return load_papers([BUNDLED_CORPUS])
+    return load_papers(list(SEED_FILES))
 
 
 @pytest.fixture(scope="module")

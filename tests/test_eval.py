@@ -19,7 +19,7 @@ from rag.evaluate import (
     reciprocal_rank,
 )
 from rag.loaders import LoadError
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 
 ABSTRACTS = ["nothing here", "we study alpha  particles", "beta decay", "also alpha again"]
 
@@ -207,7 +207,8 @@ def test_rag_eval_runs_with_the_openai_embeddings_preset(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("RAG_EMBEDDING__BASE_URL", server.base_url)
         argv = ["eval", "--config", "openai-embeddings", "--index", str(tmp_path / "index")]
-        argv += ["--corpus", str(BUNDLED_CORPUS), "--questions", str(questions), "--json"]
+        argv += [arg for seeds in SEED_FILES for arg in ("--corpus", str(seeds))]
+        argv += ["--questions", str(questions), "--json"]
         code = main(argv)
         requests = [r for r in server.requests if r.path.endswith("/embeddings")]
     assert code == 0

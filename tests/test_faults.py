@@ -35,7 +35,7 @@ from rag.index import PaperIndex, build_index
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
 from rag.retrieve import Retriever, open_retriever
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 from rag.store import IndexMismatchError, IndexMissingError, StoreError
 from tests.chroma_server import free_port
 from tests.helpers import ROOT, copy_index, index_snapshot, make_settings
@@ -143,7 +143,7 @@ def test_sigkill_at_random_points_then_rerun_gives_the_identical_index(
     reference = open_retriever(seed_settings, embeddings)
     # The int8 backend quantises activations per batch, so a chunk embedded in another batch
     # after the kill gets a vector a rounding error away: near-ties below the top may swap.
-    for paper in load_papers([BUNDLED_CORPUS])[::5]:
+    for paper in load_papers(list(SEED_FILES))[::5]:
         question = paper.abstract[:160]
         got_ids = [r.paper.id for r in resumed.search(question)]
         want_ids = [r.paper.id for r in reference.search(question)]
@@ -226,7 +226,7 @@ def test_an_index_from_another_embedding_model_or_chunking(
     papers.write_text(
         "".join(
             json.dumps({"id": p.id, "abstract": p.abstract}) + "\n"
-            for p in load_papers([BUNDLED_CORPUS])[:3]
+            for p in load_papers(list(SEED_FILES))[:3]
         )
     )
     with OpenAIServer() as server:  # OpenAI-protocol embeddings over real HTTP

@@ -29,7 +29,7 @@ from rag.index import build_index
 from rag.loaders import LoadError, Paper, load_papers
 from rag.models import LocalEmbeddings
 from rag.prompts import SYSTEM_PROMPT
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 from tests.helpers import copy_index, make_settings
 from tests.openai_server import OpenAIServer
 
@@ -174,7 +174,7 @@ def test_a_file_that_fails_to_load_leaves_the_index_untouched(
         bad = Path(folder) / f"bad{suffix}"
         bad.write_bytes(b'{"abstract": "caf\xe9"}\n' + data)  # never valid UTF-8
         with pytest.raises(LoadError):
-            build_index(existing_index, [BUNDLED_CORPUS, bad], embeddings=embeddings)
+            build_index(existing_index, [*SEED_FILES, bad], embeddings=embeddings)
         with pytest.raises(LoadError):
             build_index(existing_index, [bad], rebuild=True, embeddings=embeddings)
     assert tree_digest(existing_index.store.index_dir) == before
@@ -281,7 +281,7 @@ INJECTION = (
 def test_an_injected_abstract_stays_fenced_and_foreign_citations_are_dropped(
     tmp_path: Path, embeddings: LocalEmbeddings
 ) -> None:
-    seeds = load_papers([BUNDLED_CORPUS])
+    seeds = load_papers(list(SEED_FILES))
     rebind = next(p for p in seeds if REBIND_GOLD in p.abstract)
     corpus = tmp_path / "papers.jsonl"
     records = [

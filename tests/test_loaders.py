@@ -18,15 +18,13 @@ import pytest
 
 from rag.cli import main
 from rag.loaders import LoadError, Paper, load_papers
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 from tests.helpers import CORPUS_JSONL, ROOT, copy_index, index_snapshot, read_jsonl
-
-SEED_FILES = sorted(BUNDLED_CORPUS.glob("*.txt"))
 
 
 @pytest.fixture(scope="module")
 def seed_papers() -> list[Paper]:
-    return load_papers([BUNDLED_CORPUS])
+    return load_papers(list(SEED_FILES))
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +60,7 @@ def test_seed_text_loads_every_abstract_with_source_and_position(seed_papers: li
 
 
 def test_seed_ids_are_stable_across_loads(seed_papers: list[Paper]) -> None:
-    again = load_papers([BUNDLED_CORPUS])
+    again = load_papers(list(SEED_FILES))
     assert [p.id for p in again] == [p.id for p in seed_papers]
     assert [p.content_hash for p in again] == [p.content_hash for p in seed_papers]
 
@@ -313,7 +311,7 @@ def test_bad_input_raises_load_error_with_file_and_line(
 def test_missing_file_names_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.jsonl"
     with pytest.raises(LoadError) as e:
-        load_papers([BUNDLED_CORPUS, missing])
+        load_papers([*SEED_FILES, missing])
     assert e.value.path == str(missing) and e.value.line is None
     assert str(e.value) == f"{missing}: file not found"
 

@@ -17,7 +17,7 @@ from rag.index import PaperIndex, build_index
 from rag.loaders import Paper, load_papers
 from rag.models import load_tokenizer
 from rag.retrieve import Filters, Retriever
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl
 
 QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
@@ -35,7 +35,7 @@ TOP3 = {"hybrid": 1.0, "dense": 0.96, "keyword": 0.96}
 
 @pytest.fixture(scope="module")
 def seed_papers() -> list[Paper]:
-    return load_papers([BUNDLED_CORPUS])
+    return load_papers(list(SEED_FILES))
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from rag.index import PaperIndex, build_index
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
 from rag.retrieve import open_retriever
-from rag.settings import BUNDLED_CORPUS, Settings
+from rag.settings import SEED_FILES, Settings
 from rag.store import StoreError, make_client
 from tests.chroma_server import ChromaServer, free_port
 from tests.helpers import ROOT, index_snapshot, make_settings, read_jsonl
@@ -87,7 +87,7 @@ def test_cli_ingest_stores_the_same_papers_and_chunks_as_embedded(
     served: tuple[Settings, dict[str, Any]], seed_settings: Settings
 ) -> None:
     settings, report = served
-    seeds = load_papers([BUNDLED_CORPUS])
+    seeds = load_papers(list(SEED_FILES))
     assert report["added"] == len(seeds) == 38
     on_server, embedded = index_snapshot(settings), index_snapshot(seed_settings)
     assert report["chunks"] == on_server["chunks"] == embedded["chunks"]
@@ -355,7 +355,7 @@ def test_server_stopping_mid_session_is_a_store_error_and_restart_recovers(
     server.start()
     try:
         settings = http_settings(server, tmp_path / "cache")
-        seeds = load_papers([BUNDLED_CORPUS])[:6]
+        seeds = load_papers(list(SEED_FILES))[:6]
         corpus = write_jsonl(
             tmp_path / "six.jsonl", [{"id": p.id, "abstract": p.abstract} for p in seeds]
         )

@@ -1,0 +1,245 @@
+"""The bundled corpus: the whole conference by default, each seed merged into the paper it is.
+
+The last tests are the issue's "done when" on a real index of the whole bundle: the ReBIND
+question answered with its titled card, decision and OpenReview link, in the CLI and the page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rag.cli import main
+from rag.corpus import load_corpus, merge_seeds, normalise
+from rag.loaders import LoadError, load_papers
+from rag.settings import (
+    BUNDLED_CORPUS,
+    BUNDLED_PAPERS,
+    PROJECT_ROOT,
+    SEED_FILES,
+    Settings,
+    get_settings,
+)
+from tests.helpers import read_jsonl
+
+TITLE_LIST = BUNDLED_CORPUS / "iclr2025_accepted_no_abstract.jsonl"
+REBIND = "WNIEr5kydF"
+REBIND_TITLE = (
+    "REBIND: Enhancing Ground-state Molecular Conformation Prediction via Force-Based "
+    "Graph Rewiring"
+)
+REBIND_QUESTION = "Which paper rewires molecular graphs using the Lennard-Jones potential?"
+
+# Seeds whose abstract is a corpus paper's (checked by hand: same text up to whitespace).
+SAME_ABSTRACT = {
+    "000_8151f1bd5b6a28e2-001": "WNvvwK0tut",  # Scaling up Masked Diffusion Models on Text
+    "000_8151f1bd5b6a28e2-002": REBIND,
+    "000_8151f1bd5b6a28e2-003": "WLSrq1254E",  # Q-Adapter
+    "000_8151f1bd5b6a28e2-004": "WKfb1xGXGx",  # Perm
+    "000_8151f1bd5b6a28e2-005": "WKW5TG8ItY",  # LOTOS: Training Robust Ensembles ...
+    "000_8151f1bd5b6a28e2-007": "WJaUkwci9o",  # Self-Improvement in Language Models
+    "000_8151f1bd5b6a28e2-009": "WG7GzGx3G9",  # Rotated Runtime Smooth
+    "000_8151f1bd5b6a28e2-010": "WEQL5ksDnB",  # CAV2vec: Multi-Task Corrupted Prediction
+    "000_8151f1bd5b6a28e2-012": "WCRQFlji2q",  # Do I Know This Entity?
+    "000_8151f1bd5b6a28e2-019": "W6yIKliMot",  # Don't Take Things Out of Context
+    "003_4ff9ec978693024e-001": "wXSshrxlP4",  # GrabS
+    "003_4ff9ec978693024e-002": "wWnsoLhHwt",  # Self-Generated-Text Recognition
+    "003_4ff9ec978693024e-003": "wVTJRnZ11Z",  # When GNNs meet symmetry in ILPs
+    "003_4ff9ec978693024e-005": "wUtXB43Chi",  # FlashMask
+    "003_4ff9ec978693024e-007": "wUbum0nd9N",  # On Calibration of LLM-based Guard Models
+    "003_4ff9ec978693024e-012": "wPMRwmytZe",  # Progressive distillation
+    "003_4ff9ec978693024e-014": "wN3KaUXA5X",  # Diffusion On Syntax Trees
+    "003_4ff9ec978693024e-016": "wM2sfVgMDH",  # Diffusion-Based Planning for Autonomous Driving
+    "003_4ff9ec978693024e-017": "wLnls9LS3x",  # Kernel Matrix-Vector Multiplication
+    "003_4ff9ec978693024e-018": "wLmJIs1uqG",  # LancBiO
+}
+# Seeds named by the list of accepted papers without an abstract: the title's leading name is
+# the method the seed introduces, and the rest of the title agrees with the abstract.
+NAMED_BY_TITLE = {
+    "000_8151f1bd5b6a28e2-014": ("WAC8LmlKYf", "PivotMesh: Generic 3D Mesh Generation"),
+    "000_8151f1bd5b6a28e2-018": ("W8K8slZ73R", "Adaptive Transformer Programs: Bridging"),
+    "003_4ff9ec978693024e-004": ("wVADj7yKee", "SINGER: Stochastic Network Graph Evolving"),
+    "003_4ff9ec978693024e-008": ("wTLc79YNbh", "TimeKAN: KAN-based Frequency Decomposition"),
+    "003_4ff9ec978693024e-009": ("wSkvf2WyYz", "SBSC: Step-by-Step Coding"),
+}
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Any:
+    return load_corpus([BUNDLED_CORPUS])
+
+
+def test_the_default_corpus_is_the_whole_bundle(bundle: Any) -> None:
+    assert get_settings().corpus_paths() == [BUNDLED_CORPUS]
+    papers = bundle.papers
+    records = read_jsonl(BUNDLED_PAPERS)
+    assert len(records) == 2105
+    assert len(papers) == 2105 + 38 - len(SAME_ABSTRACT) == 2123
+    from_jsonl = [p.id for p in papers if p.source == BUNDLED_PAPERS.name]
+    assert from_jsonl == [r["id"] for r in records]
+    assert len({p.id for p in papers}) == len(papers)
+    # No abstract twice: every seed that is a corpus paper appears once, as that paper.
+    texts = [normalise(p.abstract) for p in papers]
+    assert len(set(texts)) == len(papers)
+    for seed in load_papers(list(SEED_FILES)):
+        assert texts.count(normalise(seed.abstract)) == 1, seed.id
+
+
+def test_seeds_become_the_papers_they_are(bundle: Any) -> None:
+    by_abstract = {m.seed_id: m.paper_id for m in bundle.matches if m.how == "abstract"}
+    by_title = {m.seed_id: m.paper_id for m in bundle.matches if m.how == "title"}
+    assert by_abstract == SAME_ABSTRACT
+    assert by_title == {seed: pid for seed, (pid, _) in NAMED_BY_TITLE.items()}
+    papers = {p.id: p for p in bundle.papers}
+    rebind = papers[REBIND]
+    assert rebind.title == REBIND_TITLE and rebind.decision == "Accept (Poster)"
+    assert rebind.url == f"https://openreview.net/forum?id={REBIND}"
+    assert rebind.extra["seeds"] == ["000_8151f1bd5b6a28e2-002"]
+    assert not any(seed in papers for seed in SAME_ABSTRACT)
+
+
+def test_a_seed_named_by_title_keeps_its_own_abstract(bundle: Any) -> None:
+    seeds = {p.id: p for p in load_papers(list(SEED_FILES))}
+    titles = {r["id"]: r for r in read_jsonl(TITLE_LIST)}
+    papers = {p.id: p for p in bundle.papers}
+    for seed_id, (paper_id, title_start) in NAMED_BY_TITLE.items():
+        paper = papers[paper_id]
+        assert paper.title.startswith(title_start) and paper.title == titles[paper_id]["title"]
+        assert paper.abstract == seeds[seed_id].abstract
+        assert paper.decision == titles[paper_id]["decision"].strip()
+        assert paper.decision.startswith("Accept")
+        assert paper.url == f"https://openreview.net/forum?id={paper_id}"
+        assert paper.extra["seeds"] == [seed_id] and seed_id not in papers
+
+
+def test_other_seeds_keep_their_labels(bundle: Any) -> None:
+    seeds = load_papers(list(SEED_FILES))
+    unmatched = [s for s in seeds if s.id not in SAME_ABSTRACT and s.id not in NAMED_BY_TITLE]
+    assert len(unmatched) == 13
+    papers = {p.id: p for p in bundle.papers}
+    for seed in unmatched:
+        assert papers[seed.id] == seed  # same label, no decision or link
+    assert {"SPACE", "PQM", "LLM-TH", "Solution Path Pruning"} <= {s.title for s in unmatched}
+
+
+def test_abstracts_match_across_whitespace_latex_and_punctuation(tmp_path: Path) -> None:
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text(
+        json.dumps(
+            {
+                "id": "abc",
+                "title": "Fast Sorting",
+                "abstract": r"We sort in $\mathcal{O}(n \log n)$ time—faster than before.",
+                "decision": "Accept (Oral)",
+                "url": "https://openreview.net/forum?id=abc",
+            }
+        )
+        + "\n"
+    )
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("header\n\nWe sort in O(n log n)\n  time -- faster than   before\n\nOther.\n")
+    merged = load_corpus([corpus, seeds])
+    assert [p.id for p in merged.papers] == ["abc", "seeds-002"]
+    assert merged.papers[0].title == "Fast Sorting"
+    assert merged.papers[0].extra["seeds"] == ["seeds-001"]
+
+
+def row(pid: str, title: str) -> dict[str, Any]:
+    return {"id": pid, "title": title, "decision": "Accept (Poster)", "url": f"u/{pid}"}
+
+
+def test_a_title_names_a_seed_only_when_certain(tmp_path: Path) -> None:
+    seeds = tmp_path / "s.txt"
+    seeds.write_text(
+        "header\n\nWe propose FooNet, a graph network for fast molecule sampling.\n\n"
+        "Graph networks are slow at molecule sampling, which we study.\n"
+    )
+    papers = load_papers([seeds])
+    assert [p.title for p in papers][0] == "FooNet"
+    good = row("f1", "FooNet: Fast Molecule Sampling with Graph Networks")
+    named = merge_seeds(papers, [good]).papers
+    assert (named[0].id, named[0].title, named[0].url) == ("f1", good["title"], "u/f1")
+    # Two papers by that name, a title about something else, or a seed with no name: no match.
+    twin = row("f2", "FooNet: Fast Molecule Sampling Again")
+    other = row("f3", "FooNet: Protein Folding in Vision Transformers")
+    gist = row("f4", "Graph networks are slow: a study")
+    for titles in ([good, twin], [other], [gist]):
+        assert merge_seeds(papers, titles).papers == papers, titles
+
+
+def test_a_folder_skips_its_title_list_which_is_not_papers() -> None:
+    folder = {p.source for p in load_papers([BUNDLED_CORPUS])}
+    assert folder == {"iclr2025.jsonl", *(f.name for f in SEED_FILES)}
+    with pytest.raises(LoadError, match=r"iclr2025_accepted_no_abstract.jsonl, line 1: no abs"):
+        load_papers([TITLE_LIST])
+
+
+def test_the_seeds_preset_indexes_the_seeds_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # its relative paths are the project's, wherever it runs
+    settings = get_settings("seeds")
+    assert settings.corpus_paths() == list(SEED_FILES)
+    assert settings.store.index_dir == Path(".rag/seeds-index")
+    papers = load_corpus(settings.corpus_paths()).papers
+    assert len(papers) == 38 and not any(p.url or p.decision for p in papers)
+    assert (PROJECT_ROOT / "config" / "seeds.toml").exists()
+
+
+# The whole bundle, indexed (the session's index of it) --------------------------------------
+
+
+@pytest.mark.slow
+def test_stats_show_the_whole_bundle(
+    corpus_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["stats", "--json", "--index", str(corpus_settings.store.index_dir)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["papers"] == 2123 and stats["chunks"] > 3600
+
+
+@pytest.mark.slow
+def test_the_rebind_question_cites_the_titled_paper(
+    corpus_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = str(corpus_settings.store.index_dir)
+    assert main(["ask", REBIND_QUESTION, "--config", "offline", "--index", index, "--json"]) == 0
+    reply = json.loads(capsys.readouterr().out)
+    assert not reply["abstained"]
+    first = reply["citations"][0]
+    assert first["paper_id"] == REBIND and first["title"] == REBIND_TITLE
+    assert first["url"] == f"https://openreview.net/forum?id={REBIND}"
+    assert "Lennard-Jones" in first["quote"]
+    # The seed copy of ReBIND is not a second source.
+    cited = {c["paper_id"] for c in reply["citations"]}
+    assert not any(pid.startswith("000_") and pid.endswith("-002") for pid in cited)
+
+
+@pytest.mark.slow
+def test_the_page_shows_the_rebind_card_with_decision_and_link(
+    corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(corpus_settings.store.index_dir))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    at = AppTest.from_file(str(PROJECT_ROOT / "ui" / "app.py"), default_timeout=180).run()
+    assert not at.exception, at.exception
+    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    assert "2,123" in sidebar or "2123" in sidebar, sidebar
+    at.chat_input[0].set_value(REBIND_QUESTION).run()
+    assert not at.exception, at.exception
+    answer = at.session_state["turns"][0].answer
+    first = answer.citations[0]
+    assert first.paper_id == REBIND
+    titles = [re.sub(r"\\(.)", r"\1", h.value) for h in at.chat_message[1].subheader]
+    assert f"[{first.n}] {REBIND_TITLE}" in titles
+    cards = " ".join(m.value for m in at.chat_message[1].markdown)
+    assert ":blue-badge[Poster]" in cards
+    assert f"(https://openreview.net/forum?id={REBIND})" in cards
