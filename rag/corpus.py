@@ -110,7 +110,8 @@ def merge_seeds(papers: list[Paper], titles: list[dict[str, Any]] | None = None)
 
 
 def _named_seed(seed: Paper, row: dict[str, Any]) -> Paper:
-    authors = row.get("authors") if isinstance(row.get("authors"), list) else []
+    authors = row.get("authors")
+    authors = authors if isinstance(authors, list) else []
     return replace(
         seed,
         id=str(row["id"]),
