@@ -6,6 +6,7 @@ rag stats [--index DIR] [--json]
 rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE
 rag eval [--index DIR] [--questions FILE] [--json]
 rag map | related ID | compare ID ID [ID ...] | bibtex ID [ID ...]   (rag/cli_explore.py)
+rag fetch openreview VENUE_ID [--out FILE] [--api-url URL] [--all-decisions] [--ingest]
 """
 
 from __future__ import annotations
@@ -80,12 +81,22 @@ def say(text: str = "") -> None:
 
 def _is_user_error(error: Exception) -> bool:
     from rag.answer import AnswerError
+    from rag.fetch import FetchError
     from rag.loaders import LoadError
     from rag.models import ModelError
     from rag.settings import ConfigError
     from rag.store import StoreError
 
-    user_errors = (UsageError, ConfigError, LoadError, StoreError, ModelError, AnswerError, OSError)
+    user_errors = (
+        UsageError,
+        ConfigError,
+        LoadError,
+        StoreError,
+        ModelError,
+        AnswerError,
+        FetchError,
+        OSError,
+    )
     return isinstance(error, user_errors)
 
 
@@ -139,6 +150,20 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli_explore import add_commands
 
     add_commands(sub, common)
+
+    fetch = sub.add_parser(
+        "fetch", parents=[common], help="download a venue's papers (OpenReview API v2) as JSONL"
+    )
+    fetch.add_argument("source", choices=["openreview"], help="where from")
+    fetch.add_argument("venue_id", help="the venue's group id, e.g. ICLR.cc/2025/Conference")
+    fetch.add_argument("--out", type=Path, help="the JSONL file (default: from the venue id)")
+    fetch.add_argument("--api-url", help="API v2 base URL (default: https://api2.openreview.net)")
+    fetch.add_argument(
+        "--all-decisions", action="store_true", help="rejected and withdrawn papers too"
+    )
+    fetch.add_argument("--ingest", action="store_true", help="then index the file")
+    fetch.add_argument("--json", action="store_true", help="print the report as JSON")
+    fetch.set_defaults(run=run_fetch)
     return parser
 
 
@@ -303,6 +328,34 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(json_line(report.as_dict()))
     else:
         say(evaluate.format_report(report))
+    return 0
+
+
+def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.fetch import DEFAULT_API_URL, default_out, fetch_venue
+
+    out = args.out or default_out(args.venue_id)
+    with progress_bar("notes") as progress:
+        report = fetch_venue(
+            args.venue_id,
+            out,
+            api_url=args.api_url or DEFAULT_API_URL,
+            all_decisions=args.all_decisions,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    else:
+        resumed = f", resumed at note {report.resumed_from}" if report.resumed_from else ""
+        print(
+            f"{report.written} papers written to {out} in {report.seconds:.1f} s "
+            f"({report.requests} requests, {report.retries} retried{resumed})"
+        )
+        if report.skipped:
+            print(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
+    if args.ingest:
+        args.paths, args.rebuild, args.json = [out], False, False
+        return run_ingest(args, settings)
     return 0
 
 

@@ -54,10 +54,12 @@ class Paper:
 
     @property
     def content_hash(self) -> str:
-        """Changes whenever anything that is indexed or displayed changes."""
-        fields = [self.title, self.abstract, list(self.authors), list(self.keywords)]
-        fields += [self.decision, self.url]
-        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
+        """Changes whenever anything that is indexed or kept changes (a re-fetched TL;DR too)."""
+        fields: list[Any] = [self.title, self.abstract, list(self.authors), list(self.keywords)]
+        fields += [self.decision, self.url, self.extra]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[
+            :16
+        ]
 
 
 def load_papers(paths: list[Path]) -> list[Paper]:
