@@ -30,9 +30,13 @@ browser:
 		apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 index: install
-	@$(BIN)/rag stats >/dev/null 2>&1 || $(BIN)/rag ingest
+	$(BIN)/rag ingest --if-needed
 
-run: index
+# The first run builds the index of the bundled corpus in the background, with a progress bar
+# here; the page, opened early, shows the same progress. Later runs find it built at once.
+run: install
+	@$(BIN)/rag ingest --if-needed & ingest=$$!; \
+	trap 'kill $$ingest 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/streamlit run ui/app.py --server.port $(APP_PORT)
 
 test: install-test

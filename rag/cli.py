@@ -116,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="*", type=Path, help="files or folders (default: bundled)")
     ingest.add_argument("--rebuild", action="store_true", help="drop the index and start over")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+    ingest.add_argument(
+        "--if-needed",
+        action="store_true",
+        help="only if there is no index yet or its last build did not finish (make run)",
+    )
     ingest.set_defaults(run=run_ingest)
 
     search = sub.add_parser("search", parents=[common], help="find the papers for a question")
@@ -189,9 +194,13 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.build_status import index_is_built, recording_build
     from rag.index import build_index
 
-    with progress_bar("papers") as progress:
+    if args.if_needed and index_is_built(settings):
+        print(f"the index in {settings.store.index_dir} is ready", file=sys.stderr)
+        return 0
+    with progress_bar("papers") as bar, recording_build(settings, bar) as progress:
         report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
     if report.added or report.updated:  # the topic map of the new generation, computed once
         from rag.cli_explore import refresh_map

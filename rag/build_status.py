@@ -1,0 +1,97 @@
+"""How far an index build has got, in a small file beside the index, for other processes to read.
+
+`rag ingest` (and the page's own "Build the index") record progress while they run; the page,
+opened while `make run` is still building, reads it and says what is happening. The file stays
+behind if the build dies, which marks the index as incomplete until a build finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag.settings import Settings
+
+
+@dataclass(frozen=True)
+class BuildStatus:
+    pid: int
+    done: int
+    total: int
+    started: float
+    updated: float
+
+    @property
+    def running(self) -> bool:
+        """The building process is alive (a build that died leaves its file behind)."""
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def eta_seconds(self) -> float | None:
+        if not self.done or self.done >= self.total:
+            return None
+        rate = self.done / max(self.updated - self.started, 1e-6)
+        return (self.total - self.done) / rate
+
+
+def status_path(settings: Settings) -> Path:
+    index_dir = settings.store.index_dir
+    return index_dir.parent / f"{index_dir.name}.build.json"
+
+
+def read_build_status(settings: Settings) -> BuildStatus | None:
+    try:
+        data = json.loads(status_path(settings).read_text(encoding="utf-8"))
+        return BuildStatus(**{k: data[k] for k in ("pid", "done", "total", "started", "updated")})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def index_is_built(settings: Settings) -> bool:
+    """An embedded index is there and no build of it was left unfinished (cheap: files only)."""
+    index_dir = settings.store.index_dir
+    return (
+        settings.store.mode == "embedded"
+        and (index_dir / "chroma" / "chroma.sqlite3").is_file()
+        and not status_path(settings).exists()
+    )
+
+
+@contextmanager
+def recording_build(
+    settings: Settings, progress: Callable[[int, int], None] | None = None
+) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback that also records the build; the record goes when the build succeeds."""
+    path = status_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    done = [0]
+
+    def write(total: int) -> None:
+        status = {"pid": os.getpid(), "done": done[0], "total": total, "started": started}
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**status, "updated": time.time()}), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def record(papers: int, total: int) -> None:
+        done[0] += papers
+        write(total)
+        if progress is not None:
+            progress(papers, total)
+
+    # Marked incomplete from the start (a build killed before its first batch leaves a partial
+    # index too), but never over another build's record: the index lock may refuse this one.
+    if not path.exists():
+        write(0)
+    yield record
+    path.unlink(missing_ok=True)

@@ -1,0 +1,107 @@
+"""The build record beside the index: what `make run`'s page reads while the first build runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag.build_status import (
+    BuildStatus,
+    index_is_built,
+    read_build_status,
+    recording_build,
+    status_path,
+)
+from rag.cli import main
+from rag.index import build_index
+from rag.loaders import load_papers
+from rag.settings import SEED_FILES
+from tests.conftest import make_settings
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "small.jsonl"
+    papers = load_papers(list(SEED_FILES))[:3]
+    path.write_text(
+        "".join(json.dumps({"id": p.id, "abstract": p.abstract}) + "\n" for p in papers)
+    )
+    return path
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_the_build_is_recorded_while_it_runs_and_cleared_when_done(
+    tmp_path: Path, small_corpus: Path, embeddings: Any
+) -> None:
+    settings = make_settings(tmp_path / "index")
+    seen: list[BuildStatus | None] = []
+    with recording_build(settings) as progress:
+        # Before the ingest reports anything, the index is already marked unfinished.
+        seen.append(read_build_status(settings))
+
+        def watch(papers: int, total: int) -> None:
+            progress(papers, total)
+            seen.append(read_build_status(settings))
+
+        build_index(settings, [small_corpus], embeddings=embeddings, progress=watch)
+    first, *during = seen
+    assert first is not None and (first.done, first.total) == (0, 0) and first.running
+    assert during and all(s is not None and s.pid == os.getpid() and s.running for s in during)
+    assert [(s.done, s.total) for s in during if s] == [(0, 3), (3, 3)]
+    assert read_build_status(settings) is None and index_is_built(settings)
+
+
+def test_a_failed_build_leaves_its_record_and_never_overwrites_anothers(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "index")
+    with pytest.raises(RuntimeError), recording_build(settings):
+        raise RuntimeError("killed")
+    left = read_build_status(settings)
+    assert left is not None and left.pid == os.getpid()
+    # Another build's record (say, the one `make run` started) is not replaced by a newcomer.
+    other = {"pid": 1, "done": 50, "total": 2123, "started": 1.0, "updated": 2.0}
+    status_path(settings).write_text(json.dumps(other))
+    with pytest.raises(RuntimeError), recording_build(settings):
+        raise RuntimeError("refused by the index lock")
+    assert read_build_status(settings) == BuildStatus(**other)
+    other["pid"] = dead_pid()
+    status_path(settings).write_text(json.dumps(other))
+    status = read_build_status(settings)
+    assert status is not None and not status.running
+
+
+def test_ingest_if_needed_builds_once_and_finishes_an_interrupted_build(
+    tmp_path: Path,
+    small_corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    index = tmp_path / "index"
+    settings = make_settings(index)
+    monkeypatch.setenv("RAG_CORPUS", json.dumps([str(small_corpus)]))
+    argv = ["ingest", "--if-needed", "--index", str(index)]
+    assert main(argv) == 0
+    assert "papers: 3 added" in capsys.readouterr().out
+    assert index_is_built(settings) and read_build_status(settings) is None
+
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "is ready" in captured.err and "papers:" not in captured.out
+
+    # A build that died (its record left behind) is finished by the next run.
+    dead = {"pid": dead_pid(), "done": 1, "total": 3, "started": 1.0, "updated": 2.0}
+    status_path(settings).write_text(json.dumps(dead))
+    assert not index_is_built(settings)
+    assert main(argv) == 0
+    assert "papers: 0 added, 0 updated, 3 unchanged" in capsys.readouterr().out
+    assert read_build_status(settings) is None
