@@ -76,6 +76,7 @@ def recording_build(
     path.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     done = [0]
+    reported: list[bool] = []
 
     def write(total: int) -> None:
         status = {"pid": os.getpid(), "done": done[0], "total": total, "started": started}
@@ -84,6 +85,7 @@ def recording_build(
         os.replace(tmp, path)
 
     def record(papers: int, total: int) -> None:
+        reported.append(True)
         done[0] += papers
         write(total)
         if progress is not None:
@@ -91,7 +93,13 @@ def recording_build(
 
     # Marked incomplete from the start (a build killed before its first batch leaves a partial
     # index too), but never over another build's record: the index lock may refuse this one.
-    if not path.exists():
+    created = not path.exists()
+    if created:
         write(0)
-    yield record
+    try:
+        yield record
+    except BaseException:
+        if created and not reported:
+            path.unlink(missing_ok=True)  # failed before the ingest began: nothing to finish
+        raise
     path.unlink(missing_ok=True)

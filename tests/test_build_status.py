@@ -64,10 +64,17 @@ def test_the_build_is_recorded_while_it_runs_and_cleared_when_done(
 
 def test_a_failed_build_leaves_its_record_and_never_overwrites_anothers(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "index")
+    # Failing before the ingest began (bad input, say): there is nothing to finish.
     with pytest.raises(RuntimeError), recording_build(settings):
-        raise RuntimeError("killed")
+        raise RuntimeError("bad input")
+    assert read_build_status(settings) is None
+    # Failing half-way: the index is unfinished, and the record says so.
+    with pytest.raises(RuntimeError), recording_build(settings) as progress:
+        progress(128, 2123)
+        raise RuntimeError("the Chroma server went away")
     left = read_build_status(settings)
-    assert left is not None and left.pid == os.getpid()
+    assert left is not None and left.pid == os.getpid() and (left.done, left.total) == (128, 2123)
+    status_path(settings).unlink()
     # Another build's record (say, the one `make run` started) is not replaced by a newcomer.
     other = {"pid": 1, "done": 50, "total": 2123, "started": 1.0, "updated": 2.0}
     status_path(settings).write_text(json.dumps(other))

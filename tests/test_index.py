@@ -147,7 +147,8 @@ def test_rag_ingest_again_reports_everything_unchanged(
 ) -> None:
     settings = copy_index(seed_settings, tmp_path / "index")
     before = index_snapshot(settings)
-    assert main(["ingest", "--index", str(settings.store.index_dir)]) == 0
+    # The seeds preset: the seed files alone (with no path, ingest reads the whole bundle).
+    assert main(["ingest", "--config", "seeds", "--index", str(settings.store.index_dir)]) == 0
     out = capsys.readouterr().out
     assert "papers: 0 added, 0 updated, 38 unchanged" in out
     assert f"chunks: {before['chunks']} in the index, 0 embedded now" in out
