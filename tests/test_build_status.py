@@ -22,7 +22,7 @@ from rag.cli import main
 from rag.index import build_index
 from rag.loaders import load_papers
 from rag.settings import SEED_FILES
-from tests.conftest import make_settings
+from tests.helpers import make_settings
 
 
 @pytest.fixture
