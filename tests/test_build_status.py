@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from rag.build_status import (
     BuildStatus,
@@ -22,7 +23,9 @@ from rag.cli import main
 from rag.index import build_index
 from rag.loaders import load_papers
 from rag.settings import SEED_FILES
-from tests.helpers import make_settings
+from tests.helpers import ROOT, make_settings
+
+APP = str(ROOT / "ui" / "app.py")
 
 
 @pytest.fixture
@@ -112,3 +115,40 @@ def test_ingest_if_needed_builds_once_and_finishes_an_interrupted_build(
     assert main(argv) == 0
     assert "papers: 0 added, 0 updated, 3 unchanged" in capsys.readouterr().out
     assert read_build_status(settings) is None
+
+
+def start_app(monkeypatch: pytest.MonkeyPatch, index: Path, corpus: Path) -> AppTest:
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(index))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    monkeypatch.setenv("RAG_CORPUS", json.dumps([str(corpus)]))
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(index.parent / "feedback.jsonl"))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_page_opened_during_a_build_shows_its_progress_then_the_chat(
+    tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = tmp_path / "index"
+    settings = make_settings(index)
+    running = {"pid": os.getpid(), "done": 640, "total": 2123, "started": 0.0, "updated": 32.0}
+    status_path(settings).write_text(json.dumps(running))
+    at = start_app(monkeypatch, index, small_corpus)
+    [bar] = at.get("progress")
+    assert "640 of 2,123 papers embedded, about 74 s left" in bar.proto.text
+    assert not [b for b in at.button if "index" in b.label]  # nothing to click: it is coming
+    assert "updates by itself" in " ".join(c.value for c in at.caption)
+
+    # The build that died: the page says so and finishes it, then the chat opens.
+    status_path(settings).write_text(json.dumps({**running, "pid": dead_pid()}))
+    at = start_app(monkeypatch, index, small_corpus)
+    assert "stopped at 640 of 2,123 papers" in " ".join(w.value for w in at.warning)
+    assert not at.get("progress")
+    next(b for b in at.button if b.label == "Finish building the index").click().run()
+    assert not at.exception, at.exception
+    assert read_build_status(settings) is None and index_is_built(settings)
+    assert "Indexed 3 papers" in " ".join(s.value for s in at.success)
+    assert "No index open." not in " ".join(c.value for c in at.sidebar.caption)

@@ -20,6 +20,7 @@ import streamlit as st
 from langchain_core.embeddings import Embeddings
 
 from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stream_answer
+from rag.build_status import BuildStatus, read_build_status, recording_build
 from rag.index import build_index
 from rag.loaders import LoadError
 from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings
@@ -100,7 +101,8 @@ def build_the_index(settings: Settings, rebuild: bool) -> None:
 
     try:
         embeddings = load_embeddings(settings.embedding)
-        report = build_index(settings, rebuild=rebuild, embeddings=embeddings, progress=progress)
+        with recording_build(settings, progress) as record:
+            report = build_index(settings, rebuild=rebuild, embeddings=embeddings, progress=record)
     except (LoadError, StoreError, ModelError, OSError) as e:
         st.error(f"The index could not be built. {escape_message(e)}")
         return
@@ -111,8 +113,46 @@ def build_the_index(settings: Settings, rebuild: bool) -> None:
     st.rerun()
 
 
+def build_message(status: BuildStatus) -> str:
+    if not status.total:
+        return "Building the index: loading the corpus…"
+    if status.done >= status.total:
+        return f"Building the index: {status.total:,} papers embedded, writing the keyword index…"
+    eta = status.eta_seconds()
+    left = f", about {eta:.0f} s left" if eta is not None else ""
+    return f"Building the index: {status.done:,} of {status.total:,} papers embedded{left}"
+
+
+@st.fragment(run_every=2)
+def follow_the_build(settings: Settings) -> None:
+    """Progress of a build running in another process (`make run`'s first start), until done."""
+    status = read_build_status(settings)
+    if status is None or not status.running:
+        st.rerun()  # finished (or stopped): the whole page opens the index, or says why not
+        return
+    share = min(status.done / status.total, 1.0) if status.total else 0.0
+    st.progress(share, text=build_message(status))
+    st.caption(
+        "The first start embeds the whole corpus on this machine (a progress bar runs in the "
+        "terminal too). This page updates by itself and opens the chat when the index is ready."
+    )
+
+
 def open_or_explain(settings: Settings) -> Assistant | None:
     """The assistant, or None after saying why not (and offering to build a missing index)."""
+    status = read_build_status(settings)
+    if status is not None and status.running:
+        follow_the_build(settings)
+        return None
+    if status is not None:
+        st.warning(
+            f"The last build of the index stopped at {status.done:,} of {status.total:,} "
+            "papers. Finish it here, or with `rag ingest`: it goes on where it stopped.",
+            icon=":material/database:",
+        )
+        if st.button("Finish building the index", type="primary", icon=":material/build:"):
+            build_the_index(settings, rebuild=False)
+        return None
     try:
         return load_assistant(settings)
     except IndexMissingError as e:
