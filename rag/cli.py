@@ -363,7 +363,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         if report.skipped:
             print(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
     if args.ingest:
-        args.paths, args.rebuild, args.json = [out], False, False
+        args.paths, args.rebuild, args.json, args.if_needed = [out], False, False, False
         return run_ingest(args, settings)
     return 0
 
