@@ -29,13 +29,16 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 		apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
+# RAG_CONFIG (a preset or file, as for the app) chooses the corpus and the index here too.
+INGEST := $(BIN)/rag ingest --if-needed $${RAG_CONFIG:+--config "$$RAG_CONFIG"}
+
 index: install
-	$(BIN)/rag ingest --if-needed
+	@$(INGEST)
 
 # The first run builds the index of the bundled corpus in the background, with a progress bar
 # here; the page, opened early, shows the same progress. Later runs find it built at once.
 run: install
-	@$(BIN)/rag ingest --if-needed & ingest=$$!; \
+	@$(INGEST) & ingest=$$!; \
 	trap 'kill $$ingest 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/streamlit run ui/app.py --server.port $(APP_PORT)
 

@@ -1,0 +1,142 @@
+"""Time `make run` on a fresh clone: to the first answer in a real browser, then a later start.
+
+    .venv/bin/python bench/first_run.py                 # clones this repository to a temp folder
+    .venv/bin/python bench/first_run.py --clone DIR --json
+
+The clone has no index. `make run` is started in it with this interpreter's environment as the
+installed venv (BIN=..., and a VENV marker newer than pyproject.toml so nothing is installed:
+the pip install is not counted). Debian's Chromium opens the page at once and keeps it open:
+the script records when the page first shows the build's progress, waits for the chat to open,
+asks the question and times the answer on screen. Then `make run` is stopped and started again:
+the later start, to the same answer. Baselines from the same run: `rag ingest`'s own time (from
+its report line in the terminal output) and a bare Streamlit script's first paint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.ui_startup import bare_first_paint  # noqa: E402
+from tests.chroma_server import free_port  # noqa: E402
+from tests.streamlit_app import chromium  # noqa: E402
+
+QUESTION = "Which paper rewires molecular graphs using the Lennard-Jones potential?"
+TIMEOUT_MS = 900_000
+
+
+def start_make_run(clone: Path, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    venv = clone / ".bench-venv"  # a marker only: `make` sees the venv installed
+    venv.mkdir(exist_ok=True)
+    (venv / ".installed").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env |= {"PYTHONPATH": str(clone), "RAG_LLM__MODEL": "offline"}
+    bindir = str(Path(sys.executable).parent)
+    command = ["make", "run", f"BIN={bindir}", f"VENV={venv}", f"APP_PORT={port}"]
+    return subprocess.Popen(
+        command, cwd=clone, env=env, stdout=log, stderr=log, start_new_session=True
+    )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def time_to_answer(browser: Any, clone: Path, log_path: Path) -> dict[str, Any]:
+    """Start `make run`, keep loading the page until it answers; seconds from the start."""
+    port = free_port()
+    with log_path.open("wb") as log:
+        started = time.perf_counter()
+        proc = start_make_run(clone, port, log)
+        page = browser.new_page()
+        result: dict[str, Any] = {}
+        try:
+            while True:  # until the server listens
+                try:
+                    page.goto(f"http://127.0.0.1:{port}", timeout=5000)
+                    break
+                except Exception:
+                    if proc.poll() is not None:
+                        raise SystemExit(f"make run exited; see {log_path}") from None
+                    time.sleep(0.2)
+            result["page_loaded_s"] = time.perf_counter() - started
+            progress = page.get_by_test_id("stProgress")
+            examples = page.get_by_text("Try one of these:")
+            while not examples.count():
+                if progress.count() and "build_progress_shown_s" not in result:
+                    result["build_progress_shown_s"] = time.perf_counter() - started
+                    result["build_progress_text"] = progress.first.inner_text()
+                time.sleep(0.2)
+            result["chat_ready_s"] = time.perf_counter() - started
+            box = page.get_by_test_id("stChatInputTextArea")
+            box.fill(QUESTION)
+            box.press("Enter")
+            reply = page.get_by_test_id("stChatMessage").nth(1)
+            reply.get_by_test_id("stFeedback").wait_for(timeout=TIMEOUT_MS)
+            result["first_answer_s"] = time.perf_counter() - started
+            shown = reply.inner_text()
+            result["rebind_card_titled"] = "REBIND: Enhancing Ground-state" in shown
+            result["openreview_link"] = reply.locator('a[href*="WNIEr5kydF"]').count() > 0
+        finally:
+            page.close()
+            stop(proc)
+    match = re.search(rb"papers: .*?; ([\d.]+) s\n", log_path.read_bytes())
+    result["ingest_s"] = float(match.group(1)) if match else None
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clone", type=Path, help="a fresh clone (default: git clone to /tmp)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    clone = args.clone or Path(tempfile.mkdtemp(prefix="first-run-")) / "repo"
+    if not clone.exists():
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    if (clone / ".rag").exists():
+        raise SystemExit(f"{clone}/.rag exists: the first run needs a clone without an index")
+    load_before = os.getloadavg()[0]
+    with chromium() as browser:
+        first = time_to_answer(browser, clone, clone / "first-run.log")
+        later = time_to_answer(browser, clone, clone / "later-run.log")
+        bare = bare_first_paint(browser, dict(os.environ))
+    result = {
+        "clone": str(clone),
+        "cores": os.cpu_count(),
+        "load_average_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        **{f"first_{k}": round(v, 2) if isinstance(v, float) else v for k, v in first.items()},
+        **{f"later_{k}": round(v, 2) if isinstance(v, float) else v for k, v in later.items()},
+        "bare_streamlit_first_paint_s": round(bare, 2),
+        "first_answer_minus_ingest_s": (
+            round(first["first_answer_s"] - first["ingest_s"], 2) if first["ingest_s"] else None
+        ),
+        "later_answer_vs_bare_streamlit": round(later["first_answer_s"] / bare, 2),
+        "targets_s": {"first": 120, "later": 10},
+    }
+    if args.json:
+        print(json.dumps(result))
+        return
+    width = max(map(len, result))
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()
