@@ -138,6 +138,13 @@ def follow_the_build(settings: Settings) -> None:
     )
 
 
+@st.fragment(run_every=2)
+def watch_for_a_build(settings: Settings) -> None:
+    """`make run` starts the build beside the server: follow it as soon as it is recorded."""
+    if read_build_status(settings) is not None:
+        st.rerun()
+
+
 def open_or_explain(settings: Settings) -> Assistant | None:
     """The assistant, or None after saying why not (and offering to build a missing index)."""
     status = read_build_status(settings)
@@ -161,6 +168,8 @@ def open_or_explain(settings: Settings) -> Assistant | None:
         st.caption(f"The button reads {corpus} and embeds it on this machine.")
         if st.button("Build the index", type="primary", icon=":material/build:"):
             build_the_index(settings, rebuild=False)
+        else:
+            watch_for_a_build(settings)
     except IndexMismatchError as e:
         st.error(escape_message(e), icon=":material/sync_problem:")
         if st.button("Rebuild the index", type="primary", icon=":material/build:"):
