@@ -33,7 +33,7 @@ def start_ingests(index_dir: Path, lock_timeout: float) -> list[subprocess.Popen
         "RAG_LLM__MODEL": "offline",
         "RAG_STORE__LOCK_TIMEOUT": str(lock_timeout),
     }
-    command = [RAG, "ingest", "--index", str(index_dir), "--json"]
+    command = [RAG, "ingest", "--config", "seeds", "--index", str(index_dir), "--json"]
     return [
         subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env

@@ -62,7 +62,8 @@ class Ingest:
     def __init__(self, index_dir: Path) -> None:
         env = {**os.environ, "RAG_LLM__MODEL": "offline", "TQDM_MININTERVAL": "0"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", SMALL_BATCHES, "ingest", "--index", str(index_dir), "--json"],
+            [sys.executable, "-c", SMALL_BATCHES, "ingest", "--config", "seeds"]
+            + ["--index", str(index_dir), "--json"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=ROOT,

@@ -75,7 +75,8 @@ def served(
 ) -> tuple[Settings, dict[str, Any]]:
     """The seed papers ingested into the server by `rag ingest --chroma-url` (a real process)."""
     cache = tmp_path_factory.mktemp("bm25-cache")
-    done = run_rag("ingest", "--chroma-url", server.url, "--index", str(cache), "--json")
+    args = ["--config", "seeds", "--chroma-url", server.url, "--index", str(cache), "--json"]
+    done = run_rag("ingest", *args)
     assert done.returncode == 0, done.stderr
     return http_settings(server, cache), json.loads(done.stdout)
 
