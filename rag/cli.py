@@ -210,9 +210,10 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(json_line(report.as_dict()))
         return 0
     rate = report.embedded_tokens / report.seconds if report.seconds else 0.0
+    merged = f", {report.removed} seed copies merged into their papers" if report.removed else ""
     print(
-        f"papers: {report.added} added, {report.updated} updated, {report.unchanged} unchanged; "
-        f"chunks: {report.chunks} in the index, {report.embedded_chunks} embedded now "
+        f"papers: {report.added} added, {report.updated} updated, {report.unchanged} unchanged"
+        f"{merged}; chunks: {report.chunks} in the index, {report.embedded_chunks} embedded now "
         f"({report.embedded_tokens} tokens, {rate:.0f} tokens/s); {report.seconds:.1f} s"
     )
     return 0

@@ -59,6 +59,7 @@ class IngestReport:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
+    removed: int = 0  # records of seeds now merged into a paper (rag/corpus.py)
     chunks: int = 0
     embedded_chunks: int = 0
     embedded_tokens: int = 0
@@ -192,12 +193,21 @@ class PaperIndex:
                 report.unchanged = len(papers) - len(todo)
                 if progress:
                     progress(report.unchanged, len(papers))
-                if todo:
+                # A seed indexed on its own before it was known to be a paper goes, so the
+                # paper that absorbed it is not found twice.
+                kept = {p.id for p in papers}
+                absorbed = {s for p in papers for s in p.extra.get("seeds", [])} - kept
+                merged_away = sorted(self._stored_hashes(sorted(absorbed)))
+                if todo or merged_away:
                     # A crash after the chunks are written but before BM25 is rebuilt must not
                     # leave BM25 looking current to the next run; the refresh clears this flag.
                     self._chunks.modify(
                         metadata=self.manifest().as_metadata() | {"keyword_stale": True}
                     )
+                if merged_away:
+                    self._chunks.delete(where={"paper_id": {"$in": merged_away}})
+                    self._papers.delete(ids=merged_away)
+                    report.removed = len(merged_away)
                 for i in range(0, len(todo), PAPERS_PER_BATCH):
                     batch = todo[i : i + PAPERS_PER_BATCH]
                     chunks, tokens = self._store_batch(batch, count_tokens)
@@ -209,11 +219,12 @@ class PaperIndex:
                 stale = bool((self._chunks.metadata or {}).get("keyword_stale"))
                 if (
                     todo
+                    or merged_away
                     or stale
                     or keyword is None
                     or keyword.generation != self.manifest().generation
                 ):
-                    self._refresh_keyword_index(new_generation=bool(todo) or stale)
+                    self._refresh_keyword_index(new_generation=bool(todo or merged_away) or stale)
                 report.chunks = self._chunks.count()
             except StoreError:
                 raise

@@ -25,7 +25,7 @@ from rag.settings import (
     Settings,
     get_settings,
 )
-from tests.helpers import read_jsonl
+from tests.helpers import copy_index, index_snapshot, read_jsonl
 
 TITLE_LIST = BUNDLED_CORPUS / "iclr2025_accepted_no_abstract.jsonl"
 REBIND = "WNIEr5kydF"
@@ -243,3 +243,29 @@ def test_the_page_shows_the_rebind_card_with_decision_and_link(
     cards = " ".join(m.value for m in at.chat_message[1].markdown)
     assert ":blue-badge[Poster]" in cards
     assert f"(https://openreview.net/forum?id={REBIND})" in cards
+
+
+def test_an_index_of_the_seeds_takes_the_bundle_without_doubles(
+    tmp_path: Path, seed_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An index built from the seeds alone (as before the bundle) gets each merged seed replaced."""
+    settings = copy_index(seed_settings, tmp_path / "index")
+    records = {r["id"]: r for r in read_jsonl(BUNDLED_PAPERS)}
+    two = [records[REBIND], records["wUtXB43Chi"]]  # ReBIND and FlashMask, both seeds too
+    papers = tmp_path / "two.jsonl"
+    papers.write_text("".join(json.dumps(r) + "\n" for r in two))
+    index = str(settings.store.index_dir)
+    assert main(["ingest", str(papers), *map(str, SEED_FILES), "--index", index]) == 0
+    out = capsys.readouterr().out
+    assert "papers: 2 added, 0 updated, 36 unchanged, 2 seed copies merged" in out
+    snapshot = index_snapshot(settings)
+    assert snapshot["papers"] == 38
+    assert (
+        REBIND in snapshot["paper_hashes"]
+        and "000_8151f1bd5b6a28e2-002" not in snapshot["paper_hashes"]
+    )
+    assert not any(i.startswith("003_4ff9ec978693024e-005::") for i in snapshot["chunk_ids"])
+    assert main(["search", REBIND_QUESTION, "--index", index, "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert results[0]["paper_id"] == REBIND and results[0]["title"] == REBIND_TITLE
+    assert sum("Lennard-Jones" in r["abstract"] for r in results) == 1
