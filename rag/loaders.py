@@ -20,6 +20,8 @@ SUFFIXES = (".txt", ".jsonl", ".csv")
 KNOWN_FIELDS = ("id", "title", "abstract", "authors", "keywords", "decision", "url")
 TIERS = ("Oral", "Spotlight", "Poster")
 MAX_FILE_BYTES = 1 << 30  # the real corpus is 3 MB; a bigger file is a mistake, not papers
+# Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).
+SHOWN_EXTRA = ("tldr", "primary_area", "license", "pdf")
 # Lists of titles without abstracts (data/iclr2025/*_no_abstract.jsonl) only name seeds
 # (rag/corpus.py); a folder's papers are its other files.
 TITLE_LIST_SUFFIX = "_no_abstract.jsonl"
@@ -54,12 +56,14 @@ class Paper:
 
     @property
     def content_hash(self) -> str:
-        """Changes whenever anything that is indexed or kept changes (a re-fetched TL;DR too)."""
+        """Changes whenever anything indexed or shown changes (a re-fetched TL;DR too)."""
         fields: list[Any] = [self.title, self.abstract, list(self.authors), list(self.keywords)]
-        fields += [self.decision, self.url, self.extra]
-        return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[
-            :16
-        ]
+        fields += [self.decision, self.url]
+        # Only when present, so papers without them keep the hash they always had.
+        shown = {k: self.extra[k] for k in SHOWN_EXTRA if self.extra.get(k)}
+        if shown:
+            fields.append(shown)
+        return hashlib.sha256(json.dumps(fields, default=str).encode()).hexdigest()[:16]
 
 
 def load_papers(paths: list[Path]) -> list[Paper]:
