@@ -14,7 +14,8 @@ It reads the bundled corpus (``data/iclr2025/iclr2025.jsonl`` and the seed files
   answerable questions (10 or more on the ICLR 2025 corpus) and 10 unanswerable;
 * ``tests/data/seed_questions.jsonl``: 15 paraphrase and 10 tail questions whose
   gold snippets come from the seed paragraphs;
-* ``tests/data/seed_unanswerable.txt``: 10 non-empty questions.
+* ``tests/data/seed_unanswerable.jsonl``: at least 20 questions, each with the terms
+  searched for in the seed abstracts and how many abstracts contain each.
 
 A gold snippet must be 30-80 characters, an exact substring (after collapsing
 whitespace) of its paper's abstract, and occur in exactly one distinct paper.
@@ -265,11 +266,19 @@ def main() -> int:
                     f"seed_questions.jsonl: {rec.get('id')}: gold not in a seed paragraph"
                 )
 
-    unanswerable = REPO / "tests" / "data" / "seed_unanswerable.txt"
-    lines = [line for line in unanswerable.read_text(encoding="utf-8").splitlines() if line.strip()]
-    print(f"tests/data/seed_unanswerable.txt: {len(lines)} questions")
-    if len(lines) != 10:
-        problems.append(f"seed_unanswerable.txt: expected 10 questions, got {len(lines)}")
+    unanswerable = load_jsonl(REPO / "tests" / "data" / "seed_unanswerable.jsonl", problems)
+    print(f"tests/data/seed_unanswerable.jsonl: {len(unanswerable)} questions")
+    if len(unanswerable) < 20:
+        problems.append(f"seed_unanswerable.jsonl: expected >= 20 questions, got {len(unanswerable)}")
+    seed_texts = [" ".join(p["texts"]).lower() for p in corpus.papers if p["seed"]]
+    for rec in unanswerable:
+        for term, hits in rec.get("checked", {}).items():
+            found = sum(term.lower() in t for t in seed_texts)
+            if found != hits:
+                problems.append(
+                    f"seed_unanswerable.jsonl: {rec['id']}: '{term}' in {found} seed "
+                    f"abstracts, recorded {hits}"
+                )
 
     for problem in problems:
         print("PROBLEM:", problem, file=sys.stderr)

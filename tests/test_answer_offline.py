@@ -27,11 +27,7 @@ from rag.settings import Settings
 from tests.helpers import DATA, read_jsonl
 
 SEED_QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
-SEED_UNANSWERABLE = [
-    line.strip()
-    for line in (DATA / "seed_unanswerable.txt").read_text().splitlines()
-    if line.strip()
-]
+SEED_UNANSWERABLE = [r["question"] for r in read_jsonl(DATA / "seed_unanswerable.jsonl")]
 BULLET = re.compile(r"^- (?:(?:Problem|Method|Result): )?(.+) \[(\d+)\]$")
 
 
