@@ -54,7 +54,7 @@ MIN_TOTAL = 170
 MIN_SEED_QUESTIONS = 40
 SNIPPET_LEN = (30, 80)
 TAIL_MIN_RATIO = 0.66
-CHINESE_STYLES = ("with_english_term", "pure_chinese")
+CHINESE_STYLES = ("with_english_term", "pure_chinese", "translated_paraphrase")
 
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 

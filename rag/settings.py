@@ -55,6 +55,11 @@ class EmbeddingSettings(Section):
     batch_size: int = Field(8, ge=1, le=4096, description="Texts per embedding call.")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for embeddings.")
     api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the embeddings key.")
+    multilingual: bool = Field(
+        True,
+        description="Also build and read the bundled multilingual vectors (USE multilingual v3) "
+        "for questions not in English.",
+    )
 
 
 class ChunkingSettings(Section):
@@ -89,6 +94,12 @@ class RetrievalSettings(Section):
         description="Chunks the index needs before unknown terms are penalised.",
     )
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="Relevance vs diversity in MMR.")
+    multilingual_weight: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Share of the multilingual encoder's cosine for non-English questions.",
+    )
 
 
 class LLMSettings(Section):
