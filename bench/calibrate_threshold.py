@@ -36,6 +36,23 @@ sys.path.insert(0, str(ROOT))
 from rag.settings import BUNDLED_CORPUS, Settings, get_settings, with_overrides  # noqa: E402
 
 DEFAULT_INDEX = Path("/tmp/rag-bench/corpus-index")
+SEED_INDEX = Path("/tmp/rag-bench/seed-index")
+TEST_DATA = ROOT / "tests" / "data"
+
+
+def seed_paths() -> list[Path]:
+    """The 38 seed abstracts (the .txt files of the bundled corpus)."""
+    return sorted(BUNDLED_CORPUS.glob("*.txt"))
+
+
+def seed_questions(path: Path) -> list[dict[str, Any]]:
+    """Questions about the seed abstracts, and questions no seed abstract covers."""
+    rows = [r for r in read_questions(path) if r.get("corpus") == "seeds" or not r.get("gold")]
+    rows += read_questions(TEST_DATA / "seed_questions.jsonl")
+    rows += [
+        r | {"kind": "unanswerable"} for r in read_questions(TEST_DATA / "seed_unanswerable.jsonl")
+    ]
+    return rows
 
 
 @dataclass(frozen=True)
@@ -74,15 +91,18 @@ def read_questions(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def corpus_settings(index: Path | None, config: str | None = None) -> Settings:
+def corpus_settings(
+    index: Path | None, config: str | None = None, seeds_only: bool = False
+) -> Settings:
     """Settings for the index in `index`, built from the corpus and the seeds when missing."""
     from rag.index import build_index
 
-    target = index or DEFAULT_INDEX
+    target = index or (SEED_INDEX if seeds_only else DEFAULT_INDEX)
     settings = with_overrides(get_settings(config), {"store": {"index_dir": str(target)}})
     if index is None or not target.exists():
         started = time.perf_counter()
-        report = build_index(settings, [BUNDLED_CORPUS])
+        paths = seed_paths() if seeds_only else [BUNDLED_CORPUS]
+        report = build_index(settings, paths)
         print(
             f"index {target}: {report.added} added, {report.unchanged} unchanged "
             f"({time.perf_counter() - started:.0f} s)",
@@ -164,11 +184,19 @@ def main(argv: list[str] | None = None) -> int:
         "--choose-on-all", action="store_true", help="let Chinese questions weigh in the choice"
     )
     parser.add_argument("--step", type=float, default=0.01)
+    parser.add_argument(
+        "--corpus",
+        choices=["full", "seeds"],
+        default="full",
+        help="full: 2,105 papers + seeds; seeds: the 38 seed abstracts alone, with the seed "
+        "questions and tests/data/seed_unanswerable.jsonl",
+    )
     args = parser.parse_args(argv)
 
-    rows = read_questions(args.questions)
+    seeds_only = args.corpus == "seeds"
+    rows = seed_questions(args.questions) if seeds_only else read_questions(args.questions)
     excluded = set() if args.choose_on_all else {"chinese"}
-    settings = corpus_settings(args.index, args.config)
+    settings = corpus_settings(args.index, args.config, seeds_only)
     configured = (settings.retrieval.lexical_weight, settings.retrieval.unknown_term_penalty)
     grid = sorted(
         {(w, p) for w in (0.0, 0.25, 0.5, 0.75) for p in (0.0, 0.05, 0.1, 0.15, 0.2)} | {configured}

@@ -269,7 +269,9 @@ def main() -> int:
     unanswerable = load_jsonl(REPO / "tests" / "data" / "seed_unanswerable.jsonl", problems)
     print(f"tests/data/seed_unanswerable.jsonl: {len(unanswerable)} questions")
     if len(unanswerable) < 20:
-        problems.append(f"seed_unanswerable.jsonl: expected >= 20 questions, got {len(unanswerable)}")
+        problems.append(
+            f"seed_unanswerable.jsonl: expected >= 20 questions, got {len(unanswerable)}"
+        )
     seed_texts = [" ".join(p["texts"]).lower() for p in corpus.papers if p["seed"]]
     for rec in unanswerable:
         for term, hits in rec.get("checked", {}).items():

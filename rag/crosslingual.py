@@ -35,23 +35,25 @@ _SKIP_SENSE = re.compile(
 
 # How a Chinese question is framed, not what it is about ("is there a paper that ...").
 STOPWORDS_ZH = frozenset(
-    """的 了 是 在 有 和 与 及 或 把 被 对 用 来 去 让 给 向 从 以 为 而 并 也 都 就 还 又 吗 呢
-    吧 啊 么 着 过 这 那 这个 那个 这些 那些 哪些 哪个 哪 什么 怎么 怎样 怎么样 如何 为什么 是否
-    有没有 有无 能否 能不能 可以 可不 可能 能 会 要 想 请 请问 一下 一些 一种 一个 一 个 种 些
-    们 我 我们 你 你们 他 她 它 他们 它们 其 其中 之 所 得 地 中 里 上 下 方面 相关 关于 方面的
-    论文 文章 工作 研究 提出 提出了 介绍 讲 讲讲 说说 说 谈 是不是 有人 有谁 谁 哪篇 篇 这篇
-    用来 用于 通过 利用 使用 基于 针对 能够 进行 进一步 以及 还是 或者 同时 比较 多少 怎么办
-    据说 而且 但是 但 如果 那么 因为 所以 直接 已经 分别 各自 对于 其他 别的 专门 主要 具体
-    大概 一般 到底 究竟 总结 概括 介绍一下 会不会 不会 是不是 还是 真的 真正 比如 例如 只 只有
-    只是 哪怕 即使 时 当 这么 那么 一样 按 之后 之前 反而 这种 这类 那种 类似 类似于 某种 某个
-    这样 那样 怎么样 为何 吗 几 很多 很 更 最 越来越 一次 每个 每 各 任何 所有 ？ ? 、 ， , 。 ！ ! ： : ； ; “ ” " ' （ ） ( )""".split()
+    """的 了 是 在 有 和 与 及 或 把 被 对 用 来 去 让 给 向 从 以 为 而 并 也 都 就 还
+    又 吗 呢 吧 啊 么 着 过 这 那 这个 那个 这些 那些 哪些 哪个 哪 什么 怎么 怎样
+    怎么样 如何 为什么 是否 有没有 有无 能否 能不能 可以 可不 可能 能 会 要 想 请
+    请问 一下 一些 一种 一个 一 个 种 些 们 我 我们 你 你们 他 她 它 他们 它们 其
+    其中 之 所 得 地 中 里 上 下 方面 相关 关于 方面的 论文 文章 工作 研究 提出
+    提出了 介绍 讲 讲讲 说说 说 谈 是不是 有人 有谁 谁 哪篇 篇 这篇 用来 用于 通过
+    利用 使用 基于 针对 能够 进行 进一步 以及 还是 或者 同时 比较 多少 怎么办 据说
+    而且 但是 但 如果 那么 因为 所以 直接 已经 分别 各自 对于 其他 别的 专门 主要
+    具体 大概 一般 到底 究竟 总结 概括 介绍一下 会不会 不会 是不是 还是 真的 真正
+    比如 例如 只 只有 只是 哪怕 即使 时 当 这么 那么 一样 按 之后 之前 反而 这种
+    这类 那种 类似 类似于 某种 某个 这样 那样 怎么样 为何 吗 几 很多 很 更 最 越来越
+    一次 每个 每 各 任何 所有 ？ ? 、 ， , 。 ！ ! ： : ； ; “ ” " ' （ ） ( )""".split()
 )
 
 log = logging.getLogger(__name__)
 
 
 def language(text: str) -> str:
-    """"zh", "ja", "ko", "en" or "other": by script, then by ASCII share for Latin text.
+    """ "zh", "ja", "ko", "en" or "other": by script, then by ASCII share for Latin text.
 
     A question counts as Chinese as soon as a fifth of its letters are Han characters, so
     mixed questions ("ThinK 怎么对 KV cache 剪枝？") take the Chinese route, where BM25 still

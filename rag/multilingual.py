@@ -176,6 +176,7 @@ class MultilingualIndex:
         Returns the number of papers embedded. Safe to interrupt: a re-run finishes the job.
         """
         collection = self.collection(create=True)
+        assert collection is not None  # created if missing
         stored: dict[str, str] = {}
         total = collection.count()
         for offset in range(0, total, 5000):
@@ -199,9 +200,7 @@ class MultilingualIndex:
                 progress(i + len(batch), len(todo))
         return len(todo)
 
-    def search(
-        self, question: str, n: int, tiers: list[str] | None = None
-    ) -> dict[str, float]:
+    def search(self, question: str, n: int, tiers: list[str] | None = None) -> dict[str, float]:
         """paper id -> cosine similarity of the question to that paper, best `n`."""
         collection = self.collection()
         if collection is None:
@@ -221,6 +220,18 @@ class MultilingualIndex:
         }
 
 
+_shared_lock = threading.Lock()
+_shared: list[MultilingualEmbeddings] = []
+
+
+def shared_embeddings() -> MultilingualEmbeddings:
+    """One encoder per process: loading it takes seconds and 100 MB."""
+    with _shared_lock:
+        if not _shared:
+            _shared.append(MultilingualEmbeddings())
+        return _shared[0]
+
+
 class LazyMultilingualEmbeddings(Embeddings):
     """`MultilingualEmbeddings`, built (weights checked and loaded) on first use only.
 
@@ -237,7 +248,7 @@ class LazyMultilingualEmbeddings(Embeddings):
     def inner(self) -> MultilingualEmbeddings:
         with self._lock:
             if self._inner is None:
-                self._inner = MultilingualEmbeddings()
+                self._inner = shared_embeddings()
             return self._inner
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -257,7 +268,7 @@ def build_multilingual(
 
     Run after the English ingest, under the same lock; returns the papers embedded.
     """
-    from rag.index import ingest_lock
+    from rag.ingest_lock import ingest_lock
 
     settings = index.settings
     target = MultilingualIndex(

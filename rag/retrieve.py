@@ -39,6 +39,8 @@ class RetrievedPaper:
     similarity: float  # cosine similarity of the paper's best chunk to the question
     dense_rank: int | None = None
     keyword_rank: int | None = None
+    # the multilingual encoder's cosine to the original question (non-English questions only)
+    multilingual: float | None = None
 
 
 @dataclass
@@ -92,8 +94,12 @@ class Retriever:
         if mode == "keyword":
             dense_ranks = {}
         fused = self._fuse(dense_ranks, keyword_ranks, similarity, keyword_scores)
+        crosslingual: dict[str, float] = {}
         if mode == "hybrid" and query != original:
-            fused = self._add_multilingual(original, fused, fetch, filters.tiers or None)
+            fused, crosslingual = self._add_multilingual(
+                original, fused, fetch, filters.tiers or None
+            )
+        crosslingual_floor = min(crosslingual.values(), default=0.0)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
@@ -114,6 +120,9 @@ class Retriever:
                         similarity=similarity.get(pid, floor),
                         dense_rank=dense_ranks.get(pid),
                         keyword_rank=keyword_ranks.get(pid),
+                        multilingual=crosslingual.get(pid, crosslingual_floor)
+                        if crosslingual
+                        else None,
                     )
                 )
             if len(results) >= wanted:
@@ -158,7 +167,7 @@ class Retriever:
 
     def _add_multilingual(
         self, question: str, fused: dict[str, float], n: int, tiers: list[str] | None
-    ) -> dict[str, float]:
+    ) -> tuple[dict[str, float], dict[str, float]]:
         """Blend in the multilingual encoder's similarity of the original question.
 
         (1 - w) x the English route's score (read from the gloss) + w x the USE cosine; a paper
@@ -167,16 +176,17 @@ class Retriever:
         """
         w = self.settings.multilingual_weight
         if self.multilingual is None or w <= 0:
-            return fused
+            return fused, {}
         found = self.multilingual.search(question, n, tiers)
         if not found:
-            return fused
+            return fused, {}
         fused_floor = min(fused.values(), default=0.0)
         use_floor = min(found.values())
-        return {
+        blended = {
             pid: (1 - w) * fused.get(pid, fused_floor) + w * found.get(pid, use_floor)
             for pid in set(fused) | set(found)
         }
+        return blended, found
 
     def _mmr(self, candidates: list[RetrievedPaper], k: int) -> list[RetrievedPaper]:
         """Maximal marginal relevance over paper vectors, for broad questions."""
@@ -207,6 +217,16 @@ class Retriever:
         """
         if not results:
             return -1.0
+        crosslingual = [r.multilingual for r in results if r.multilingual is not None]
+        if crosslingual:
+            # A glossed question shares few exact terms with the abstracts, and its glosses
+            # count as unknown words: the two cosines decide instead (rag eval measured it).
+            best_dense = max(r.similarity for r in results)
+            return (
+                best_dense
+                + self.settings.multilingual_relevance_weight * max(crosslingual)
+                - self.settings.multilingual_relevance_offset
+            )
         query = english_query(query)
         keyword = self.index.keyword_index()
         wanted = terms(query)
@@ -217,7 +237,10 @@ class Retriever:
             coverage = sum(keyword.idf(t) for t in found) / total if total else 0.0
             best = max(best, r.similarity + self.settings.lexical_weight * coverage)
         if len(keyword.chunk_ids) < self.settings.vocabulary_min_chunks:
-            return best  # too few abstracts to tell an unknown term from an unlucky one
+            # Too few abstracts to tell an unknown term from an unlucky one; instead a higher
+            # bar: the same rule without the penalty lets off-topic questions through
+            # (bench/calibrate_threshold.py --corpus seeds measures it).
+            return best - self.settings.small_corpus_margin
         unknown = min(len(keyword.unknown_terms(query)), 3)
         return best - self.settings.unknown_term_penalty * unknown
 

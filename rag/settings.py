@@ -93,12 +93,29 @@ class RetrievalSettings(Section):
         le=100_000_000,
         description="Chunks the index needs before unknown terms are penalised.",
     )
+    small_corpus_margin: float = Field(
+        0.14,
+        ge=0.0,
+        le=1.0,
+        description="Relevance lost on an index below vocabulary_min_chunks (no unknown-term "
+        "penalty there).",
+    )
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="Relevance vs diversity in MMR.")
     multilingual_weight: float = Field(
         0.2,
         ge=0.0,
         le=1.0,
         description="Share of the multilingual encoder's cosine for non-English questions.",
+    )
+    multilingual_relevance_weight: float = Field(
+        2.0,
+        ge=0.0,
+        le=5.0,
+        description="Non-English relevance: best cosine + this x best multilingual cosine "
+        "- offset.",
+    )
+    multilingual_relevance_offset: float = Field(
+        0.57, ge=0.0, le=5.0, description="Puts non-English relevance on the English scale."
     )
 
 
