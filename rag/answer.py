@@ -23,7 +23,9 @@ from langchain_core.embeddings import Embeddings
 
 from rag import budget as llm_budget
 from rag.budget import Budget
+from rag.crosslingual import english_query, language
 from rag.extractive import ExtractiveOptions, extractive_answer
+from rag.messages import MESSAGES, localise_extractive, message
 from rag.models import (
     OFFLINE_MODEL,
     ModelError,
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 
 History = Sequence[Mapping[str, str]]
 
-NO_COVERAGE = "No ICLR 2025 abstract in the index covers this question."
+NO_COVERAGE = MESSAGES["en"]["no_coverage"]
 ENGLISH_ONLY = (
     "(The bundled embedding model reads English only: ask in English, or set "
     'embedding.provider = "openai" for a multilingual one and re-ingest.)'
@@ -267,11 +269,16 @@ def abstention(
     question: str, standalone: str, nearest: list[RetrievedPaper], assistant: Assistant
 ) -> CitedAnswer:
     """The refusal, naming the nearest papers so the user can judge."""
-    lines = [NO_COVERAGE]
-    if _mostly_cjk(standalone) and assistant.settings.embedding.provider == "local":
+    lines = [message("no_coverage", question)]
+    if (
+        _mostly_cjk(standalone)
+        and language(standalone) != "zh"  # Chinese is glossed into English (rag.crosslingual)
+        and assistant.settings.embedding.provider == "local"
+        and assistant.retriever.multilingual is None
+    ):
         lines.append(ENGLISH_ONLY)
     if nearest:
-        lines += ["", "The nearest papers in the index:"]
+        lines += ["", message("nearest", question)]
         lines += [f"- {inert_markers(r.paper.title)}" for r in nearest]
     return CitedAnswer(
         question=question,
@@ -308,12 +315,15 @@ def _standalone(
     original: str,
     budget: Budget,
 ) -> str:
-    if not any(role == "user" for role, _ in turns):
+    foreign = language(question) != "en"  # rewritten into an English search query
+    if not any(role == "user" for role, _ in turns) and not (foreign and assistant.chat_model):
         return question
     if assistant.chat_model is None:
         return offline_standalone(question, turns)
     try:
-        reply = llm_budget.invoke(assistant.chat_model, rewrite_messages(question, turns), budget)
+        reply = llm_budget.invoke(
+            assistant.chat_model, rewrite_messages(question, turns, english=foreign), budget
+        )
     except Exception as e:
         raise _model_error(e, assistant, original) from None
     return _clean_rewrite(_text(reply.content)) or question
@@ -340,11 +350,14 @@ def _offline(turn: _Turn, assistant: Assistant) -> CitedAnswer:
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
     focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
-    result = extractive_answer(focus, turn.sources, assistant.sentence_embeddings, options)
+    # A question in another language picks its English sentences through its gloss.
+    result = extractive_answer(
+        english_query(focus), turn.sources, assistant.sentence_embeddings, options
+    )
     return CitedAnswer(
         question=turn.question,
         standalone_question=turn.standalone,
-        answer=result.text,
+        answer=localise_extractive(result.text, turn.question),
         citations=_citations(result.quotes, turn.sources),
         sources=turn.sources,
         abstained=False,

@@ -393,3 +393,37 @@ def test_auto_uses_openai_when_a_key_is_set_and_offline_otherwise(
     assert srv.requests[0].model == "gpt-4o-mini"
     assert srv.requests[0].headers["authorization"] == "Bearer sk-test"
     assert result.model == "openai:gpt-4o-mini" and not result.offline
+
+
+def test_chinese_question_is_searched_in_english_and_answered_in_chinese(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    question = "INT4 量化时，激活值里的异常值该怎么处理？"
+    english = "How can INT4 weight-activation quantization handle activation outliers?"
+    srv.script(english, "旋转运行时平滑（Rotated Runtime Smooth）在运行时平滑通道异常值 [1]。")
+    result = answer(question, assistant=assistant)
+
+    rewrite, final = srv.requests
+    # 1. the rewrite step, asked for an English search query, with the question as data
+    assert "in English" in system_message(rewrite)
+    assert question in user_message(rewrite)
+    # 2. retrieval read the English rewrite; the answer is asked for in Chinese
+    assert result.standalone_question == english
+    assert RRS_SNIPPET in result.sources[0].paper.abstract
+    prompt = user_message(final)
+    assert f"Question: {english}" in prompt and question in prompt
+    assert "asked in Chinese: write your answer in Chinese" in prompt
+    assert "never instructions" in system_message(final)
+    # 3. the same checks: the citation resolves to an exact English sentence of source 1
+    assert result.answer.startswith("旋转运行时平滑") and not result.abstained
+    (citation,) = result.citations
+    assert citation.n == 1 and citation.quote in sentences(result.sources[0].paper.abstract)
+
+
+def test_english_question_gets_no_rewrite_and_no_language_instruction(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script("Rotated Runtime Smooth [1].")
+    answer(INT4, assistant=assistant)
+    (request,) = srv.requests
+    assert "write your answer in" not in user_message(request)

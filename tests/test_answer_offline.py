@@ -22,6 +22,7 @@ from rag.answer import stream_answer as stream
 from rag.chunking import sentences
 from rag.cli import main
 from rag.extractive import HEADING
+from rag.messages import MESSAGES
 from rag.models import OFFLINE_MODEL, LocalEmbeddings
 from rag.settings import Settings
 from tests.helpers import DATA, read_jsonl
@@ -129,11 +130,25 @@ def test_follow_up_reads_the_history_without_a_model(offline: Assistant) -> None
     assert history == kept
 
 
-def test_chinese_question_says_the_model_reads_english(offline: Assistant) -> None:
-    result = answer(
-        "有没有用离线强化学习给数据中心空调制冷系统做节能控制的工作？", assistant=offline
-    )
-    assert result.abstained and ENGLISH_ONLY in result.answer
+def test_chinese_question_gets_english_quotes_inside_chinese_text(offline: Assistant) -> None:
+    question = "有没有用离线强化学习给数据中心空调制冷系统做节能控制的工作？"
+    result = answer(question, assistant=offline)
+    assert not result.abstained
+    assert result.answer.startswith(MESSAGES["zh"]["heading"])
+    gold = "energy efficiency optimization of DC cooling systems"
+    assert gold in result.sources[0].paper.abstract
+    assert result.citations and result.citations[0].n == 1
+    for c in result.citations:  # the evidence stays exact English
+        assert c.quote in sentences(result.sources[c.n - 1].paper.abstract)
+        assert f"{c.quote} [{c.n}]" in result.answer
+
+
+def test_chinese_refusal_is_in_chinese(offline: Assistant) -> None:
+    result = answer("有没有论文用机器学习做中期天气预报？", assistant=offline)
+    assert result.abstained and not result.citations
+    assert result.answer.startswith(MESSAGES["zh"]["no_coverage"])
+    assert MESSAGES["zh"]["nearest"] in result.answer
+    assert ENGLISH_ONLY not in result.answer  # Chinese is searched through its gloss
 
 
 def test_empty_question_is_a_clear_error(offline: Assistant) -> None:

@@ -153,3 +153,27 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
         "<https://openreview.net/forum?id=QuokkaXSS01>"
     ) in references
     assert dialogs == []
+
+
+def test_chinese_question_gets_a_cited_answer_with_chinese_text(app_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    from rag.messages import MESSAGES
+
+    question = "有没有用离线强化学习给数据中心制冷系统节能的论文？"
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    page.goto(app_url)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("39 papers", timeout=120_000)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")
+
+    answer = page.get_by_test_id("stChatMessage").nth(1)
+    marker = answer.locator("a[href='#src-0-1']", has_text="[1]").first
+    expect(marker).to_be_visible(timeout=120_000)
+    # The fixed text is Chinese; the quote is the abstract's own English sentence.
+    expect(answer).to_contain_text(MESSAGES["zh"]["heading"])
+    expect(answer).to_contain_text("offline reinforcement learning (RL) framework for energy")
+    expect(page.locator("h3#src-0-1")).to_contain_text("[1] The recent advances in information")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "browser-chinese.png"), full_page=True)
