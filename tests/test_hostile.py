@@ -27,6 +27,7 @@ from rag.answer import NO_COVERAGE, AnswerError, answer, open_assistant
 from rag.cli import main
 from rag.index import build_index
 from rag.loaders import LoadError, Paper, load_papers
+from rag.messages import MESSAGES, message
 from rag.models import LocalEmbeddings
 from rag.prompts import SYSTEM_PROMPT
 from rag.settings import SEED_FILES, Settings
@@ -213,7 +214,10 @@ def test_questions_with_nothing_to_match_abstain(offline: Any, question: str) ->
     results = offline.retriever.search(question)
     assert all(r.similarity < 0.3 for r in results)  # well under retrieval.relevance_threshold
     result = answer(question, assistant=offline)
-    assert result.abstained and result.answer.startswith(NO_COVERAGE)
+    assert result.abstained and result.answer.startswith(message("no_coverage", question))
+    assert message("no_coverage", question) == (
+        MESSAGES["zh"]["no_coverage"] if "论文" in question else NO_COVERAGE
+    )
     assert result.citations == []
 
 
