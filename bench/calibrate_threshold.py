@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.settings import BUNDLED_CORPUS, Settings, get_settings, with_overrides  # noqa: E402
+from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings, get_settings, with_overrides  # noqa: E402
 
 DEFAULT_INDEX = Path("/tmp/rag-bench/corpus-index")
 SEED_INDEX = Path("/tmp/rag-bench/seed-index")
@@ -41,8 +41,8 @@ TEST_DATA = ROOT / "tests" / "data"
 
 
 def seed_paths() -> list[Path]:
-    """The 38 seed abstracts (the .txt files of the bundled corpus)."""
-    return sorted(BUNDLED_CORPUS.glob("*.txt"))
+    """The 38 seed abstracts."""
+    return list(SEED_FILES)
 
 
 def seed_questions(path: Path) -> list[dict[str, Any]]:

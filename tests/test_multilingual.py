@@ -23,7 +23,7 @@ from rag.multilingual import (
     verify_weights,
 )
 from rag.retrieve import Retriever, open_retriever
-from rag.settings import BUNDLED_CORPUS, Settings, with_overrides
+from rag.settings import SEED_FILES, Settings, with_overrides
 from rag.store import make_client
 from tests.helpers import DATA, ROOT, copy_index, read_jsonl
 
@@ -85,7 +85,7 @@ def test_ingest_records_the_encoder_and_one_vector_per_paper(seed_settings: Sett
     collection = client.get_collection(f"{seed_settings.store.collection}_multilingual")
     assert collection.metadata["embedding_model"] == MODEL_NAME
     assert collection.metadata["weights_sha256"] == WEIGHTS_SHA256["weights.npz"]
-    papers = load_papers([BUNDLED_CORPUS])
+    papers = load_papers(list(SEED_FILES))
     assert sorted(collection.get()["ids"]) == sorted(p.id for p in papers)
 
 
@@ -121,7 +121,8 @@ def test_vectors_of_another_encoder_ask_for_rebuild(
     index = str(settings.store.index_dir)
     assert main(["search", COOLING, "--index", index]) == 2
     assert "rag ingest --rebuild" in capsys.readouterr().err
-    assert main(["ingest", str(BUNDLED_CORPUS), "--index", index, "--rebuild"]) == 0
+    seeds = [str(p) for p in SEED_FILES]
+    assert main(["ingest", *seeds, "--index", index, "--rebuild"]) == 0
     capsys.readouterr()
     assert main(["search", COOLING, "--index", index, "--k", "3", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
@@ -140,7 +141,7 @@ def test_ingest_adds_missing_vectors_and_drops_removed_papers(
     some = collection.get(limit=3)["ids"]
     collection.delete(ids=some)
     collection.upsert(ids=["gone"], embeddings=[[0.0] * 511 + [1.0]], metadatas=[{"x": 1}])
-    papers = load_papers([BUNDLED_CORPUS])
+    papers = load_papers(list(SEED_FILES))
     assert target.update(papers) == 3
     assert sorted(collection.get()["ids"]) == sorted(p.id for p in papers)
     assert target.update(papers) == 0
