@@ -268,6 +268,51 @@ def test_a_crash_before_the_keyword_index_is_saved_is_repaired_by_the_next_run(
     assert hits[0].paper.id == more[2]["id"]
 
 
+def refuse_to_build(*args: Any, **kwargs: Any) -> KeywordIndex:
+    raise AssertionError("KeywordIndex.build was called: the BM25 cache was not read back")
+
+
+def test_a_second_process_reads_the_bm25_cache_instead_of_rebuilding_it(
+    tmp_path: Path,
+    small_index: Settings,
+    small_records: list[dict[str, Any]],
+    embeddings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new PaperIndex (as in a new `rag search`) loads BM25 from disk, whole and searchable."""
+    settings = copy_index(small_index, tmp_path / "index")
+    built = PaperIndex.open(settings, embeddings).keyword_index()
+    question = small_records[3]["title"]
+    monkeypatch.setattr(KeywordIndex, "build", refuse_to_build)
+    loaded = PaperIndex.open(settings, embeddings).keyword_index()
+    assert loaded is not built
+    assert (loaded.generation, loaded.chunk_ids, loaded.paper_ids) == (
+        built.generation,
+        built.chunk_ids,
+        built.paper_ids,
+    )
+    assert loaded.term_counts == built.term_counts and loaded.term_counts
+    hits = loaded.search(question, 5)
+    assert hits == built.search(question, 5)
+    assert loaded.paper_ids[loaded.chunk_ids.index(hits[0][0])] == small_records[3]["id"]
+    assert loaded.unknown_terms(f"sourdough tokamak {question}") == ["sourdough", "tokamak"]
+
+
+def test_an_unchanged_reingest_reads_the_bm25_cache(
+    tmp_path: Path,
+    small_index: Settings,
+    small_records: list[dict[str, Any]],
+    embeddings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = copy_index(small_index, tmp_path / "index")
+    path = write_jsonl(tmp_path / "same.jsonl", small_records)
+    PaperIndex.open(settings, embeddings).keyword_index()  # the cache as any reader leaves it
+    monkeypatch.setattr(KeywordIndex, "build", refuse_to_build)
+    report = build_index(settings, [path], embeddings=embeddings)
+    assert (report.added, report.updated, report.unchanged) == (0, 0, len(small_records))
+
+
 # The rebuild guard ---------------------------------------------------------------------------
 
 
