@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from rag.loaders import TIERS
 from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings, get_settings, with_overrides
 
 EXIT_ERROR = 2
@@ -107,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     search = sub.add_parser("search", parents=[common], help="find the papers for a question")
     search.add_argument("question", nargs="?", help="the question")
     search.add_argument("--k", type=int, help="how many papers")
-    search.add_argument("--tier", action="append", choices=["Oral", "Spotlight", "Poster"])
+    search.add_argument("--tier", action="append", choices=TIERS)
     search.add_argument("--diverse", action="store_true", help="MMR: fewer near-duplicates")
     search.add_argument("--batch", type=Path, help="a file with one question per line")
     search.add_argument("--json", action="store_true")

@@ -368,6 +368,22 @@ def test_export_of_a_failed_turn_and_a_paper_without_link() -> None:
     assert "1. A \\<i\\>title\\</i\\>. OpenReview id p1" in text
 
 
+def test_export_names_the_tier_the_citation_carries() -> None:
+    """The tier comes from the Citation (as the loaders parsed it), not from the decision text."""
+    paper = Paper(id="p2", title="Oral-free title", abstract="It works.", decision="Accept")
+    answer = CitedAnswer(
+        question="q",
+        standalone_question="q",
+        answer="It works [1].",
+        citations=[Citation(1, "p2", paper.title, "", "Accept", "It works.", tier="Spotlight")],
+        sources=[RetrievedPaper(paper, 1.0, 0.9)],
+        abstained=False,
+        model="offline:extractive",
+    )
+    references = chat_markdown([Turn("q", answer=answer)]).split("## References\n", 1)[1]
+    assert "1. Oral-free title (Spotlight). OpenReview id p2" in references
+
+
 def test_error_messages_keep_code_and_lose_markup() -> None:
     shown = escape_message("no index at /x: build it with `rag ingest` <b>[now]</b>")
     assert shown == "No index at /x: build it with `rag ingest` \\<b\\>\\[now\\]\\</b\\>"

@@ -20,7 +20,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stream_answer
 from rag.index import build_index
-from rag.loaders import LoadError
+from rag.loaders import TIERS, LoadError
 from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings
 from rag.retrieve import Filters, RetrievedPaper
 from rag.settings import ConfigError, EmbeddingSettings, Settings, get_settings, preset_names
@@ -41,7 +41,6 @@ from ui.render import (
     tier_badge,
 )
 
-TIERS = ["Oral", "Spotlight", "Poster"]
 LLM_PRESETS = [name for name in ("offline", "openai", "local-server") if name in preset_names()]
 # Our own static CSS (no untrusted text): card titles the size of a small heading.
 CARD_STYLE = """<style>
