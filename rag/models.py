@@ -260,12 +260,14 @@ def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
             f"embedding.provider = 'openai' needs an API key: set {settings.api_key_env}, "
             "or use embedding.provider = 'local'"
         )
+    # By the fields' aliases (base_url, api_key), which the pydantic plugin does not accept
+    # as keywords.
+    options: dict[str, Any] = {"base_url": settings.base_url, "api_key": key or "not-needed"}
     return OpenAIEmbeddings(
         model=settings.model,
-        base_url=settings.base_url,
-        api_key=key or "not-needed",  # type: ignore[arg-type]
         chunk_size=settings.batch_size,
         check_embedding_ctx_length=False,  # its tiktoken check would download encodings
+        **options,
     )
 
 

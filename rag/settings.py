@@ -152,12 +152,12 @@ class Settings(BaseSettings):
     corpus: list[Path] = Field(
         default_factory=list, description="Files or folders to ingest; empty means the bundled one."
     )
-    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)  # type: ignore[arg-type]
-    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)  # type: ignore[arg-type]
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)  # type: ignore[arg-type]
-    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
-    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
-    ui: UISettings = Field(default_factory=UISettings)  # type: ignore[arg-type]
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    ui: UISettings = Field(default_factory=UISettings)
 
     @classmethod
     def settings_customise_sources(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 from langchain_core.embeddings import Embeddings
@@ -56,7 +57,7 @@ EXAMPLES = [
 
 # Settings are pydantic models: cached resources are keyed on their JSON, so equal settings
 # share one resource.
-BY_VALUE = {
+BY_VALUE: dict[str | type[Any], Callable[[Any], Any]] = {
     Settings: lambda s: s.model_dump_json(),
     EmbeddingSettings: lambda s: s.model_dump_json(),
 }
