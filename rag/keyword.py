@@ -13,20 +13,16 @@ from typing import Any
 
 import bm25s
 
-from rag.lexical import term_parts, terms
+from rag.lexical import STOPWORDS, stemmer, term_parts, terms
 
 # Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
-FORMAT = 2
-_stemmer: Any = None
+FORMAT = 3
+_STOPWORD_LIST = sorted(STOPWORDS)
 
 
 def _tokenize(texts: list[str]) -> Any:
-    global _stemmer
-    if _stemmer is None:
-        import Stemmer
-
-        _stemmer = Stemmer.Stemmer("english")
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer, show_progress=False)
+    """BM25's tokens: words of 2+ characters, through rag.lexical's stopwords and stemmer."""
+    return bm25s.tokenize(texts, stopwords=_STOPWORD_LIST, stemmer=stemmer(), show_progress=False)
 
 
 @dataclass
