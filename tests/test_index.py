@@ -272,15 +272,13 @@ def refuse_to_build(*args: Any, **kwargs: Any) -> KeywordIndex:
     raise AssertionError("KeywordIndex.build was called: the BM25 cache was not read back")
 
 
-def test_a_second_process_reads_the_bm25_cache_instead_of_rebuilding_it(
-    tmp_path: Path,
-    small_index: Settings,
-    small_records: list[dict[str, Any]],
-    embeddings: Any,
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_second_process_and_an_unchanged_reingest_read_the_bm25_cache(
+    tmp_path: Path, small_index: Settings, embeddings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new PaperIndex (as in a new `rag search`) loads BM25 from disk, whole and searchable."""
+    """A new PaperIndex (as in a new `rag search`) loads BM25 from disk, whole and searchable;
+    so does a re-ingest of the same papers."""
     settings = copy_index(small_index, tmp_path / "index")
+    small_records = read_jsonl(small_index.store.index_dir.parent / "small.jsonl")
     built = PaperIndex.open(settings, embeddings).keyword_index()
     question = small_records[3]["title"]
     monkeypatch.setattr(KeywordIndex, "build", refuse_to_build)
@@ -297,18 +295,7 @@ def test_a_second_process_reads_the_bm25_cache_instead_of_rebuilding_it(
     assert loaded.paper_ids[loaded.chunk_ids.index(hits[0][0])] == small_records[3]["id"]
     assert loaded.unknown_terms(f"sourdough tokamak {question}") == ["sourdough", "tokamak"]
 
-
-def test_an_unchanged_reingest_reads_the_bm25_cache(
-    tmp_path: Path,
-    small_index: Settings,
-    small_records: list[dict[str, Any]],
-    embeddings: Any,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    settings = copy_index(small_index, tmp_path / "index")
     path = write_jsonl(tmp_path / "same.jsonl", small_records)
-    PaperIndex.open(settings, embeddings).keyword_index()  # the cache as any reader leaves it
-    monkeypatch.setattr(KeywordIndex, "build", refuse_to_build)
     report = build_index(settings, [path], embeddings=embeddings)
     assert (report.added, report.updated, report.unchanged) == (0, 0, len(small_records))
 
