@@ -12,7 +12,6 @@ import re
 import stat
 import tomllib
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,10 +26,15 @@ from pydantic_settings import (
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _config_dir() -> Traversable:
-    """The presets: package data of an installed wheel (rag/config/), else config/ in a checkout."""
+def _config_dir() -> Path:
+    """The presets: package data of an installed wheel (rag/config/), else config/ in a checkout.
+
+    Found with importlib.resources; an installed package on disk gives a plain Path.
+    """
     packaged = resources.files("rag") / "config"
-    return packaged if packaged.is_dir() else PROJECT_ROOT / "config"
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
+    return PROJECT_ROOT / "config"
 
 
 CONFIG_DIR = _config_dir()
@@ -190,7 +194,7 @@ class _MergedSettings(Settings):
         return (init_settings,)
 
 
-def _read_toml(path: Path | Traversable) -> dict[str, Any]:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device never end
             raise ConfigError(f"{path}: not a regular file; give a TOML config file")
@@ -265,7 +269,7 @@ def get_settings(
     config: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> Settings:
     """Load settings: default.toml < config (path or preset name) < env < overrides."""
-    files: list[Path | Traversable] = [DEFAULT_CONFIG]
+    files = [DEFAULT_CONFIG]
     if config is not None:
         files.append(resolve_config_path(config))
     read = {path: _read_toml(path) for path in files}
@@ -294,7 +298,7 @@ def with_overrides(
         raise _describe(e, source) from None
 
 
-def resolve_config_path(config: str | Path) -> Path | Traversable:
+def resolve_config_path(config: str | Path) -> Path:
     """A path, or the name of a preset in config/ (`offline`, `openai`, `local-server`...)."""
     path = Path(config)
     if path.exists() or path.suffix:
