@@ -45,6 +45,7 @@ run: install
 test: install-test
 	$(BIN)/python -m pytest -q
 
-lint: install-test
+# ruff, and mypy with the pydantic plugin (pyproject.toml).
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff check rag ui tests bench
 	$(BIN)/mypy rag ui

@@ -8,7 +8,7 @@ unknown_term_penalty x the question terms no abstract contains. For a grid of th
 abstention and the false-refusal rate, picking the threshold with the best F1 among those that
 refuse at most 5% of answerable questions. To guard against fitting the question set, each
 setting is also chosen on the odd-numbered questions and scored on the even ones (held out).
-The choice for the configured weights goes in config/default.toml [retrieval]. Chinese questions
+The choice for the configured weights goes in rag/settings.py (RetrievalSettings). Chinese questions
 are scored and reported but left out of the choice by default: the bundled embedding model
 reads English only, so their similarities say nothing about relevance (--choose-on-all to
 include them).

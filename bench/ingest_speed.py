@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 from rag.chunking import chunk_paper, token_counter  # noqa: E402
 from rag.corpus import load_corpus  # noqa: E402
+from rag.cli import EVAL_CORPUS  # noqa: E402
+from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
 from rag.evaluate import (  # noqa: E402
-    EVAL_CORPUS,
-    QUESTIONS,
     TutorialPipeline,
     load_questions,
     run_eval,

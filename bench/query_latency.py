@@ -32,7 +32,9 @@ sys.path.insert(0, str(ROOT))
 from langchain_core.embeddings import Embeddings  # noqa: E402
 
 import rag.index  # noqa: E402
-from rag.evaluate import EVAL_CORPUS, QUESTIONS, load_questions  # noqa: E402
+from rag.cli import EVAL_CORPUS  # noqa: E402
+from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
+from rag.evaluate import load_questions  # noqa: E402
 from rag.index import PaperIndex, build_index  # noqa: E402
 from rag.loaders import Paper, load_papers  # noqa: E402
 from rag.models import make_embeddings  # noqa: E402

@@ -24,9 +24,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
 from rag.evaluate import (  # noqa: E402
     KINDS,
-    QUESTIONS,
     Question,
     Scores,
     TutorialPipeline,

@@ -75,6 +75,7 @@ class Citation:
     url: str
     decision: str
     quote: str  # an exact sentence of the paper's abstract
+    tier: str = ""  # Oral / Spotlight / Poster (rag.loaders.TIERS), '' when unknown
 
 
 @dataclass
@@ -397,7 +398,9 @@ def _citations(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citat
     for quote in quotes:
         paper = sources[quote.n - 1].paper
         citations.append(
-            Citation(quote.n, paper.id, paper.title, paper.url, paper.decision, quote.quote)
+            Citation(
+                quote.n, paper.id, paper.title, paper.url, paper.decision, quote.quote, paper.tier
+            )
         )
     return citations
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from rag.settings import Settings, get_settings, with_overrides
+from rag.loaders import TIERS
+from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings, get_settings, with_overrides
 
 EXIT_ERROR = 2
 # What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
@@ -33,6 +34,11 @@ _ESCAPE_SEQUENCE = re.compile(
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# `rag eval`'s defaults, for a checkout: the labelled questions, and what to index when the
+# eval index is empty (the 2,105 real papers in shared/ beside the repository, plus the seeds).
+EVAL_QUESTIONS = PROJECT_ROOT / "bench" / "questions.jsonl"
+# The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus.py).
+EVAL_CORPUS = (BUNDLED_CORPUS,)
 
 
 class UsageError(ValueError):
@@ -126,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     search = sub.add_parser("search", parents=[common], help="find the papers for a question")
     search.add_argument("question", nargs="?", help="the question")
     search.add_argument("--k", type=int, help="how many papers")
-    search.add_argument("--tier", action="append", choices=["Oral", "Spotlight", "Poster"])
+    search.add_argument("--tier", action="append", choices=TIERS)
     search.add_argument("--diverse", action="store_true", help="MMR: fewer near-duplicates")
     search.add_argument("--batch", type=Path, help="a file with one question per line")
     search.add_argument("--json", action="store_true")
@@ -321,13 +327,13 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         # The eval corpus gets its own index, not the app's.
         eval_dir = settings.store.index_dir.parent / "eval-index"
         settings = with_overrides(settings, {"store": {"index_dir": str(eval_dir)}})
-    path = args.questions or evaluate.QUESTIONS
+    path = args.questions or EVAL_QUESTIONS
     questions = evaluate.load_questions(path)
     embeddings = make_embeddings(settings.embedding)
     try:
         PaperIndex.open(settings, embeddings)
     except IndexMissingError:
-        corpus = args.corpus or list(evaluate.EVAL_CORPUS)
+        corpus = args.corpus or list(EVAL_CORPUS)
         print(f"building the eval index from {', '.join(map(str, corpus))}", file=sys.stderr)
         with progress_bar("papers") as progress:
             build_index(settings, corpus, embeddings=embeddings, progress=progress)

@@ -25,11 +25,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from rag.loaders import LoadError, Paper
-from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings
+from rag.settings import Settings
 
-QUESTIONS = PROJECT_ROOT / "bench" / "questions.jsonl"
-# The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus.py).
-EVAL_CORPUS = (BUNDLED_CORPUS,)
 KINDS = ("keyword", "paraphrase", "tail", "multi", "chinese", "unanswerable")
 DEPTH = 10  # ranks scored (MRR@10, nDCG@10)
 

@@ -132,16 +132,20 @@ class PaperIndex:
         with ingest_lock(settings):
             return cls(make_client(settings, create=True), settings, embeddings)
 
-    def _attach(self) -> None:
+    def _collection(self, name: str) -> Any:
+        """An existing collection; a missing one means there is no index."""
         try:
-            self._chunks = self.client.get_collection(self.chunks_name, embedding_function=None)
-            self._papers = self.client.get_collection(self.papers_name, embedding_function=None)
+            return self.client.get_collection(name, embedding_function=None)
         except Exception as e:
             if is_not_found(e):
                 raise IndexMissingError(
                     f"no index in {describe_store(self.settings)}: build it with `rag ingest`"
                 ) from None
             raise store_error(self.settings, e) from None
+
+    def _attach(self) -> None:
+        self._chunks = self._collection(self.chunks_name)
+        self._papers = self._collection(self.papers_name)
         self.check_manifest()
 
     def manifest(self) -> Manifest:
@@ -391,14 +395,7 @@ class PaperIndex:
 
     def current_generation(self) -> str:
         """The index generation as stored now (one small request), so other writers show up."""
-        try:
-            chunks = self.client.get_collection(self.chunks_name, embedding_function=None)
-        except Exception as e:
-            if is_not_found(e):
-                raise IndexMissingError(
-                    f"no index in {describe_store(self.settings)}: build it with `rag ingest`"
-                ) from None
-            raise store_error(self.settings, e) from None
+        chunks = self._collection(self.chunks_name)
         if self._chunks is None or chunks.id != self._chunks.id:
             self._attach()  # dropped and rebuilt by another client: check it again
         else:

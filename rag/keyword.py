@@ -13,18 +13,16 @@ from typing import Any
 
 import bm25s
 
-from rag.lexical import term_parts, terms
+from rag.lexical import STOPWORDS, stemmer, term_parts, terms
 
-_stemmer: Any = None
+# Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
+FORMAT = 3
+_STOPWORD_LIST = sorted(STOPWORDS)
 
 
 def _tokenize(texts: list[str]) -> Any:
-    global _stemmer
-    if _stemmer is None:
-        import Stemmer
-
-        _stemmer = Stemmer.Stemmer("english")
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer, show_progress=False)
+    """BM25's tokens: words of 2+ characters, through rag.lexical's stopwords and stemmer."""
+    return bm25s.tokenize(texts, stopwords=_STOPWORD_LIST, stemmer=stemmer(), show_progress=False)
 
 
 @dataclass
@@ -88,9 +86,11 @@ class KeywordIndex:
         if self.retriever is not None:
             self.retriever.save(str(tmp / "bm25"))
         meta = {
+            "format": FORMAT,
             "generation": self.generation,
             "chunk_ids": self.chunk_ids,
             "paper_ids": self.paper_ids,
+            "term_counts": self.term_counts,
         }
         (tmp / "meta.json").write_text(json.dumps(meta))
         old = directory.with_name(f".{directory.name}.old.{uuid.uuid4().hex}")
@@ -101,12 +101,17 @@ class KeywordIndex:
 
     @classmethod
     def load(cls, directory: Path) -> KeywordIndex | None:
-        """The saved index, or None when there is none or it cannot be read."""
+        """The saved index, or None when there is none, it cannot be read, or is of a format
+        this version does not write."""
         try:
             meta = json.loads((directory / "meta.json").read_text())
+            if meta.get("format") != FORMAT:
+                return None
             retriever = None
             if (directory / "bm25").exists():
-                retriever = bm25s.BM25.load(str(directory / "bm25"), mmap=False)
+                retriever = bm25s.BM25.load(
+                    str(directory / "bm25"), mmap=False, show_progress=False
+                )
             return cls(
                 retriever,
                 meta["chunk_ids"],
@@ -114,5 +119,5 @@ class KeywordIndex:
                 meta["generation"],
                 meta["term_counts"],
             )
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, AttributeError, TypeError):
             return None

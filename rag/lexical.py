@@ -2,6 +2,8 @@
 
 The small embedding model can miss exact terms ("reverse curse", "1.4 times"); retrieval's
 relevance check, quote matching and the offline answerer add this to cosine similarity.
+BM25 (`rag.keyword`) reads words through the same stopword list and the same stemmer, so a
+term means one thing in every part of the relevance score.
 """
 
 from __future__ import annotations
@@ -9,20 +11,41 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
 import numpy as np
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
-_STOPWORDS = frozenset(
-    "the and for with that this from are was were has have had its their than then them they "
-    "which while when where what who how not but can also into over such these those our we "
-    "paper work method model models approach show shows propose proposed using use used based "
-    "more most about between both each other only new did does any there any papers works "
-    "find found study studies paper's authors author "
+_LETTERS = re.compile(r"[a-z]+")
+STOPWORDS = frozenset(
+    # function words (bm25s' English list and a few more)
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with from were has have had its than them which "
+    "while when where what who how can also over those our we more most about between both "
+    "each other only did does any "
+    # words every abstract uses, whatever it is about
+    "paper papers paper's work works method model models approach show shows propose proposed "
+    "using use used based new find found study studies authors author "
     # how questions are framed, not what they are about
     "summarize summarise summary overview explain describe tell list give anyone someone "
     "recent research ones".split()
 )
+
+
+@cache
+def stemmer() -> Any:
+    """The Snowball English stemmer (PyStemmer), shared by BM25 and `terms`."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def stem(word: str) -> str:
+    """`word` stemmed; in compounds ("surface-codes", "gpt-4o") each run of letters is."""
+    if word.isalpha():
+        return str(stemmer().stemWord(word))
+    return _LETTERS.sub(lambda m: str(stemmer().stemWord(m.group())), word)
 
 
 def lexical_scores(query: str, texts: Sequence[str]) -> np.ndarray:
@@ -42,17 +65,12 @@ def lexical_scores(query: str, texts: Sequence[str]) -> np.ndarray:
 
 
 def terms(text: str) -> set[str]:
-    """Content words of `text`, lower-cased and crudely stemmed."""
-    found = set()
-    for word in _WORD.findall(text.lower()):
-        if word in _STOPWORDS or (len(word) < 3 and not word[0].isdigit()):
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(word) > len(suffix) + 3 and word.endswith(suffix):
-                word = word[: -len(suffix)]
-                break
-        found.add(word)
-    return found
+    """Content words of `text`: lower-cased, stopwords dropped, stemmed."""
+    return {
+        stem(word)
+        for word in _WORD.findall(text.lower())
+        if word not in STOPWORDS and (len(word) >= 3 or word[0].isdigit())
+    }
 
 
 def term_parts(text: str) -> set[str]:

@@ -25,15 +25,16 @@ class ModelError(RuntimeError):
     """A model cannot be built or reached; the message names what to set or do."""
 
 
-def _quiet_offline_hub() -> None:
+def _quiet_offline_hub(transformers: bool = True) -> None:
     """Never reach a hub, and keep library progress bars out of our output."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from transformers.utils import logging
+    if transformers:  # importing it costs about a second: only where it is used anyway
+        from transformers.utils import logging
 
-    logging.disable_progress_bar()
+        logging.disable_progress_bar()
 
 
 def bundled_model_dir() -> Path:
@@ -57,14 +58,69 @@ def verify_weights(model_dir: Path, expected: str = BUNDLED_SHA256) -> None:
         )
 
 
-def load_tokenizer(model_dir: Path | None = None) -> Any:
+def load_tokenizer(model_dir: Path | None = None) -> WordPieceTokenizer:
     """The bundled model's own word-piece tokenizer (chunk sizes are measured with it)."""
-    _quiet_offline_hub()
-    # The class AutoTokenizer picks for this model (its tokenizer_config.json), named directly:
-    # AutoTokenizer's lookup imports torch, a second of start-up the ONNX backends never need.
-    from transformers import BertTokenizer
+    _quiet_offline_hub(transformers=False)
+    return WordPieceTokenizer(model_dir or bundled_model_dir())
 
-    return BertTokenizer.from_pretrained(str(model_dir or bundled_model_dir()))
+
+class WordPieceTokenizer:
+    """The model's tokenizer.json run by the `tokenizers` library, called like a Hugging Face
+    tokenizer: the same ids as transformers' BertTokenizer (tests compare them), without
+    importing transformers, about a second of every cold start.
+    """
+
+    def __init__(self, model_dir: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self._cls = self._special_id("[CLS]")
+        self._sep = self._special_id("[SEP]")
+
+    def _special_id(self, token: str) -> int:
+        found = self._tokenizer.token_to_id(token)
+        if found is None:
+            raise ModelError(f"the bundled tokenizer has no {token} token; reinstall the model")
+        return int(found)
+
+    def __call__(
+        self,
+        texts: str | list[str],
+        add_special_tokens: bool = True,
+        padding: bool = False,
+        truncation: bool = False,
+        max_length: int | None = None,
+        return_tensors: str | None = None,
+    ) -> dict[str, Any]:
+        """{"input_ids", "token_type_ids", "attention_mask"}: lists, or arrays ("np")."""
+        import numpy as np
+
+        batch = [texts] if isinstance(texts, str) else list(texts)
+        encoded = self._tokenizer.encode_batch(batch, add_special_tokens=False)
+        room = max_length - 2 * add_special_tokens if truncation and max_length else None
+        ids = [e.ids[:room] if room is not None else e.ids for e in encoded]
+        if add_special_tokens:
+            ids = [[self._cls, *row, self._sep] for row in ids]
+        if padding:
+            width = max(map(len, ids), default=0)
+            mask = [[1] * len(row) + [0] * (width - len(row)) for row in ids]
+            ids = [row + [0] * (width - len(row)) for row in ids]
+        else:
+            mask = [[1] * len(row) for row in ids]
+        out: dict[str, Any] = {
+            "input_ids": ids,
+            "token_type_ids": [[0] * len(row) for row in ids],
+            "attention_mask": mask,
+        }
+        if return_tensors == "np":
+            return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
+        if return_tensors is not None:
+            raise ValueError(f"return_tensors={return_tensors!r}: only 'np' is supported")
+        if isinstance(texts, str):
+            return {k: v[0] for k, v in out.items()}
+        return out
 
 
 class LocalEmbeddings(Embeddings):
@@ -88,12 +144,13 @@ class LocalEmbeddings(Embeddings):
 
     @cached_property
     def model(self) -> Any:
-        _quiet_offline_hub()
+        _quiet_offline_hub(transformers=self.backend == "torch")
         if self.backend == "torch":
             from sentence_transformers import SentenceTransformer
 
             return SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
-        # The ONNX backends need neither torch nor sentence-transformers (seconds of imports).
+        # The ONNX backends need neither torch, sentence-transformers nor transformers
+        # (seconds of imports).
         return _onnx_model(self.model_dir, quantized=self.backend == "onnx-int8")
 
     @property
@@ -167,7 +224,10 @@ def export_onnx(model_dir: Path, target: Path, quantized: bool) -> None:
                         token_type_ids=token_type_ids,
                     ).last_hidden_state
 
-            tokens = load_tokenizer(model_dir)(["an example", "two examples"], return_tensors="pt")
+            from transformers import BertTokenizer
+
+            tokenizer = BertTokenizer.from_pretrained(str(model_dir))
+            tokens = tokenizer(["an example", "two examples"], return_tensors="pt")
             names = ["input_ids", "attention_mask", "token_type_ids"]
             axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
             with torch.no_grad(), _quiet_warnings():
@@ -260,12 +320,14 @@ def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
             f"embedding.provider = 'openai' needs an API key: set {settings.api_key_env}, "
             "or use embedding.provider = 'local'"
         )
+    # By the fields' aliases (base_url, api_key), which the pydantic plugin does not accept
+    # as keywords.
+    options: dict[str, Any] = {"base_url": settings.base_url, "api_key": key or "not-needed"}
     return OpenAIEmbeddings(
         model=settings.model,
-        base_url=settings.base_url,
-        api_key=key or "not-needed",  # type: ignore[arg-type]
         chunk_size=settings.batch_size,
         check_embedding_ctx_length=False,  # its tiktoken check would download encodings
+        **options,
     )
 
 

@@ -1,6 +1,8 @@
-"""One typed settings object: config/default.toml, then an optional user file, then RAG_ env vars.
+"""One typed settings object: defaults here, then config/default.toml, a user file, RAG_ env vars.
 
-Environment variables use `__` between sections, e.g. `RAG_LLM__MODEL=openai:gpt-4o-mini`.
+Every default lives in this module, with its description and bounds (config/default.toml sets
+nothing, so `Settings()` and `get_settings()` agree). Environment variables use `__` between
+sections, e.g. `RAG_LLM__MODEL=openai:gpt-4o-mini`.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import os
 import re
 import stat
 import tomllib
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +24,20 @@ from pydantic_settings import (
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-CONFIG_DIR = PROJECT_ROOT / "config"
+
+
+def _config_dir() -> Path:
+    """The presets: package data of an installed wheel (rag/config/), else config/ in a checkout.
+
+    Found with importlib.resources; an installed package on disk gives a plain Path.
+    """
+    packaged = resources.files("rag") / "config"
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
+    return PROJECT_ROOT / "config"
+
+
+CONFIG_DIR = _config_dir()
 DEFAULT_CONFIG = CONFIG_DIR / "default.toml"
 # The bundled corpus: 2,105 ICLR 2025 papers, the 38 seed abstracts (merged into the papers
 # they are, see rag/corpus.py) and the titles of the accepted papers without an abstract.
@@ -49,10 +65,14 @@ class EmbeddingSettings(Section):
         "local", description="local: the bundled all-MiniLM-L6-v2; openai: OpenAI embeddings."
     )
     model: str = Field("all-MiniLM-L6-v2", description="Model name (OpenAI model for openai).")
+    # onnx-int8 is exported once from the bundled weights to ~/.cache/iclr-rag: about twice
+    # the ingest speed of torch with the same MRR@10 (bench/ingest_speed.py).
     backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         "onnx-int8", description="Inference backend of the local model."
     )
-    batch_size: int = Field(8, ge=1, le=4096, description="Texts per embedding call.")
+    batch_size: int = Field(
+        8, ge=1, le=4096, description="Texts per embedding call (less padding with onnx-int8)."
+    )
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for embeddings.")
     api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the embeddings key.")
     multilingual: bool = Field(
@@ -72,11 +92,18 @@ class ChunkingSettings(Section):
 class RetrievalSettings(Section):
     k: int = Field(5, ge=1, le=MAX_K, description="Papers returned.")
     fetch_k: int = Field(50, ge=1, le=1000, description="Chunks fetched from each retriever.")
-    fusion: Literal["rrf", "weighted"] = Field("rrf", description="How dense and BM25 combine.")
-    rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal rank fusion constant.")
-    dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="Dense share in fusion.")
+    # Measured with bench/tune_retrieval.py: weighted fusion (0.7 x best-chunk cosine + 0.3 x
+    # BM25 / top BM25) beat rrf, whose best was rrf_k 5 with dense_weight 0.4.
+    fusion: Literal["rrf", "weighted"] = Field(
+        "weighted", description="How dense and BM25 combine."
+    )
+    rrf_k: int = Field(
+        5, ge=1, le=1000, description="Reciprocal rank fusion constant (fusion = 'rrf')."
+    )
+    dense_weight: float = Field(0.7, ge=0.0, le=1.0, description="Dense share in fusion.")
+    # Measured with bench/calibrate_threshold.py.
     relevance_threshold: float = Field(
-        0.3,
+        0.37,
         ge=-2.0,
         le=2.0,
         description="Relevance (see Retriever.relevance) below which we abstain.",
@@ -164,12 +191,12 @@ class Settings(BaseSettings):
     corpus: list[Path] = Field(
         default_factory=list, description="Files or folders to ingest; empty means the bundled one."
     )
-    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)  # type: ignore[arg-type]
-    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)  # type: ignore[arg-type]
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)  # type: ignore[arg-type]
-    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
-    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
-    ui: UISettings = Field(default_factory=UISettings)  # type: ignore[arg-type]
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    ui: UISettings = Field(default_factory=UISettings)
 
     @classmethod
     def settings_customise_sources(
@@ -320,4 +347,5 @@ def resolve_config_path(config: str | Path) -> Path:
 
 
 def preset_names() -> list[str]:
-    return sorted(p.stem for p in CONFIG_DIR.glob("*.toml") if p.stem != "default")
+    names = [p.name.removesuffix(".toml") for p in CONFIG_DIR.iterdir() if p.name.endswith(".toml")]
+    return sorted(n for n in names if n != "default")

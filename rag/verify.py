@@ -2,9 +2,9 @@
 
 Markers are parsed in the forms `[1]`, `[1, 2]`, `[1][2]` and `[1-3]`. Numbers that name no
 source are removed from the text and counted; valid numbers are kept as they are (nothing
-is renumbered). Each cited source gets one quote: the sentence of its abstract, an exact
-slice found by `rag.chunking.sentences`, that is closest (by the embedding model) to the
-answer sentences citing it.
+is renumbered). Each cited source gets one quote: the sentence of its abstract (an exact
+slice, from `rag.chunking.split_sentences`) that best supports the answer sentences citing
+it, by the embedding model's similarity plus the rare terms they share (`rag.lexical`).
 """
 
 from __future__ import annotations

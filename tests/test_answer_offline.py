@@ -57,6 +57,7 @@ def assert_only_quotes(result: CitedAnswer) -> None:
     for c in result.citations:
         paper = result.sources[c.n - 1].paper
         assert c.paper_id == paper.id and c.title == paper.title
+        assert (c.decision, c.tier) == (paper.decision, paper.tier)
         assert c.quote in paper.abstract
         assert f"{c.quote} [{c.n}]" in result.answer  # the quote is one of the cited lines
 

@@ -18,7 +18,7 @@ from rag.evaluate import (
     recall_at,
     reciprocal_rank,
 )
-from rag.loaders import LoadError
+from rag.loaders import LoadError, load_papers
 from rag.settings import SEED_FILES, Settings
 
 ABSTRACTS = ["nothing here", "we study alpha  particles", "beta decay", "also alpha again"]
@@ -220,3 +220,27 @@ def test_rag_eval_runs_with_the_openai_embeddings_preset(
     assert any("LOTOS" in text for text in embedded)  # the abstracts, at ingest
     hybrid = report["systems"][0]
     assert hybrid["name"] == "hybrid" and hybrid["per_kind"]["keyword"]["recall_5"] == 1.0
+
+
+def test_rag_eval_indexes_the_corpus_the_cli_passes_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The eval corpus is the CLI's default, passed in; the library names no location."""
+    import rag.cli
+    from rag import evaluate
+
+    seeds = load_papers(list(SEED_FILES))[:3]
+    corpus = tmp_path / "three.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n" for p in seeds
+        )
+    )
+    monkeypatch.setattr(rag.cli, "EVAL_CORPUS", (corpus,))
+    questions = write_questions(tmp_path / "q.jsonl", SEED_QUESTIONS[:2])
+    argv = ["eval", "--index", str(tmp_path / "index"), "--questions", str(questions)]
+    assert main([*argv, "--no-baselines", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert f"building the eval index from {corpus}" in err
+    assert json.loads(out)["papers"] == 3
+    assert not any(hasattr(evaluate, name) for name in ("EVAL_CORPUS", "QUESTIONS"))

@@ -32,6 +32,7 @@ import pytest
 from rag.answer import AnswerError, answer, open_assistant, stream_answer
 from rag.cli import main
 from rag.index import PaperIndex, build_index
+from rag.keyword import KeywordIndex
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
 from rag.retrieve import Retriever, open_retriever
@@ -207,17 +208,36 @@ def test_corrupt_chroma_database_is_a_clear_error(
 
 
 def test_corrupt_bm25_cache_is_rebuilt_and_search_is_unchanged(
-    tmp_path: Path, seed_settings: Settings, embeddings: LocalEmbeddings
+    tmp_path: Path,
+    seed_settings: Settings,
+    embeddings: LocalEmbeddings,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = copy_index(seed_settings, tmp_path / "index")
-    index = PaperIndex.open(settings, embeddings)
-    (index.keyword_cache.directory / "meta.json").write_text("{ truncated")
-    got = open_retriever(settings, embeddings).search(REBIND_QUESTION)
-    want = open_retriever(seed_settings, embeddings).search(REBIND_QUESTION)
-    assert [(r.paper.id, r.keyword_rank) for r in got] == [
-        (r.paper.id, r.keyword_rank) for r in want
-    ]
-    assert json.loads((index.keyword_cache.directory / "meta.json").read_text())["chunk_ids"]
+    cache = PaperIndex.open(settings, embeddings).keyword_cache.directory
+    saved = KeywordIndex.load(cache)
+    assert saved is not None and saved.chunk_ids  # the cache is whole and read back...
+    builds: list[int] = []
+    real_build = KeywordIndex.build
+
+    def counting_build(*args: Any, **kwargs: Any) -> KeywordIndex:
+        builds.append(1)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(KeywordIndex, "build", counting_build)
+    want = open_retriever(settings, embeddings).search(REBIND_QUESTION)
+    assert builds == []  # ...so searching it rebuilds nothing
+    for corrupt in ("{ truncated", json.dumps({"format": 2, "generation": saved.generation})):
+        (cache / "meta.json").write_text(corrupt)
+        assert KeywordIndex.load(cache) is None
+        got = open_retriever(settings, embeddings).search(REBIND_QUESTION)
+        assert [(r.paper.id, r.keyword_rank) for r in got] == [
+            (r.paper.id, r.keyword_rank) for r in want
+        ]
+    assert len(builds) == 2  # each corrupt cache was rebuilt once...
+    repaired = KeywordIndex.load(cache)
+    assert repaired is not None and repaired.chunk_ids == saved.chunk_ids  # ...and saved whole
+    assert repaired.term_counts == saved.term_counts
 
 
 def test_an_index_from_another_embedding_model_or_chunking(

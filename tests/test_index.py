@@ -269,6 +269,38 @@ def test_a_crash_before_the_keyword_index_is_saved_is_repaired_by_the_next_run(
     assert hits[0].paper.id == more[2]["id"]
 
 
+def refuse_to_build(*args: Any, **kwargs: Any) -> KeywordIndex:
+    raise AssertionError("KeywordIndex.build was called: the BM25 cache was not read back")
+
+
+def test_a_second_process_and_an_unchanged_reingest_read_the_bm25_cache(
+    tmp_path: Path, small_index: Settings, embeddings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new PaperIndex (as in a new `rag search`) loads BM25 from disk, whole and searchable;
+    so does a re-ingest of the same papers."""
+    settings = copy_index(small_index, tmp_path / "index")
+    small_records = read_jsonl(small_index.store.index_dir.parent / "small.jsonl")
+    built = PaperIndex.open(settings, embeddings).keyword_index()
+    question = small_records[3]["title"]
+    monkeypatch.setattr(KeywordIndex, "build", refuse_to_build)
+    loaded = PaperIndex.open(settings, embeddings).keyword_index()
+    assert loaded is not built
+    assert (loaded.generation, loaded.chunk_ids, loaded.paper_ids) == (
+        built.generation,
+        built.chunk_ids,
+        built.paper_ids,
+    )
+    assert loaded.term_counts == built.term_counts and loaded.term_counts
+    hits = loaded.search(question, 5)
+    assert hits == built.search(question, 5)
+    assert loaded.paper_ids[loaded.chunk_ids.index(hits[0][0])] == small_records[3]["id"]
+    assert loaded.unknown_terms(f"sourdough tokamak {question}") == ["sourdough", "tokamak"]
+
+    path = write_jsonl(tmp_path / "same.jsonl", small_records)
+    report = build_index(settings, [path], embeddings=embeddings)
+    assert (report.added, report.updated, report.unchanged) == (0, 0, len(small_records))
+
+
 # The rebuild guard ---------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from rag.models import (
     verify_weights,
 )
 from rag.settings import Settings
+from tests.helpers import CORPUS_JSONL
 
 TEXTS = [
     "Masked diffusion models break the reverse curse that autoregressive models suffer from.",
@@ -51,26 +53,38 @@ def test_the_export_is_cached_and_the_bundled_weights_untouched() -> None:
     assert again.name == LocalEmbeddings(backend="torch").name  # one vector space
 
 
-def test_the_tokenizer_is_the_one_auto_tokenizer_picks() -> None:
+def test_the_tokenizer_gives_the_ids_auto_tokenizer_gives() -> None:
+    """tokenizer.json through `tokenizers`: what transformers' AutoTokenizer gives, token for
+    token, on every abstract of the corpus and on awkward text, with and without padding."""
     from transformers import AutoTokenizer
 
     ours = load_tokenizer()
     auto = AutoTokenizer.from_pretrained(str(bundled_model_dir()))
-    assert type(ours) is type(auto)
-    texts = [*TEXTS, "有没有论文研究 reverse curse？", "ÉCOLE naïve café", "word " * 400]
+    corpus = [json.loads(line) for line in CORPUS_JSONL.read_text().splitlines() if line.strip()]
+    texts = [*TEXTS, "有没有论文研究 reverse curse？", "ÉCOLE naïve café", "word " * 400, ""]
+    texts += [r["abstract"] for r in corpus] + [r["title"] for r in corpus]
     for options in [{"add_special_tokens": False}, {"truncation": True, "max_length": 256}]:
         assert ours(texts, **options)["input_ids"] == auto(texts, **options)["input_ids"]
+    padded = {"padding": True, "truncation": True, "max_length": 256, "return_tensors": "np"}
+    got, want = ours(TEXTS + texts[-3:], **padded), auto(TEXTS + texts[-3:], **padded)
+    for name in ("input_ids", "token_type_ids", "attention_mask"):
+        np.testing.assert_array_equal(got[name], want[name])
+    assert ours(TEXTS[0])["input_ids"] == auto(TEXTS[0])["input_ids"]
 
 
-def test_answering_with_the_onnx_backend_never_imports_torch(seed_settings: Settings) -> None:
-    """Start-up of the app and CLI: torch and sentence-transformers cost seconds to import."""
+def test_answering_with_the_onnx_backend_never_imports_torch_or_transformers(
+    seed_settings: Settings,
+) -> None:
+    """Start-up of the app and CLI: torch, sentence-transformers and transformers cost seconds
+    to import."""
     script = (
         "import sys; from rag.answer import answer, open_assistant; "
         "from rag.settings import get_settings; "
         "result = answer('How does FlashMask support attention masks?', "
         "assistant=open_assistant(get_settings())); "
         "assert result.citations, result; "
-        "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') "
+        "if m in sys.modules))"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
     env |= {"RAG_STORE__INDEX_DIR": str(seed_settings.store.index_dir), "RAG_LLM__MODEL": "offline"}

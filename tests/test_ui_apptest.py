@@ -351,21 +351,35 @@ def test_highlight_marks_each_quote_once() -> None:
     assert plain(shown) == "First [a] sentence. :orange-background[Second <b> one.] Third one."
 
 
-def test_export_of_a_failed_turn_and_a_paper_without_link() -> None:
-    paper = Paper(id="p1", title="A <i>title</i>", abstract="It works.", decision="")
-    answer = CitedAnswer(
+def cited(paper: Paper, citation: Citation) -> CitedAnswer:
+    """An answer "It works [1]." from `paper`, cited as `citation`."""
+    return CitedAnswer(
         question="q",
         standalone_question="q",
         answer="It works [1].",
-        citations=[Citation(1, "p1", paper.title, "", "", "It works.")],
+        citations=[citation],
         sources=[RetrievedPaper(paper, 1.0, 0.9)],
         abstained=False,
         model="offline:extractive",
     )
+
+
+def test_export_of_a_failed_turn_and_a_paper_without_link() -> None:
+    paper = Paper(id="p1", title="A <i>title</i>", abstract="It works.", decision="")
+    answer = cited(paper, Citation(1, "p1", paper.title, "", "", "It works."))
     text = chat_markdown([Turn("why <b>?", error="the model failed"), Turn("q", answer=answer)])
     assert "## 1. why \\<b\\>?" in text and "*No answer: the model failed*" in text
     assert "It works \\[1\\]." in text
     assert "1. A \\<i\\>title\\</i\\>. OpenReview id p1" in text
+
+
+def test_export_names_the_tier_the_citation_carries() -> None:
+    """The tier comes from the Citation (as the loaders parsed it), not from the decision text."""
+    paper = Paper(id="p2", title="Oral-free title", abstract="It works.", decision="Accept")
+    citation = Citation(1, "p2", paper.title, "", "Accept", "It works.", tier="Spotlight")
+    answer = cited(paper, citation)
+    references = chat_markdown([Turn("q", answer=answer)]).split("## References\n", 1)[1]
+    assert "1. Oral-free title (Spotlight). OpenReview id p2" in references
 
 
 def test_error_messages_keep_code_and_lose_markup() -> None:

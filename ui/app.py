@@ -13,8 +13,9 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 from langchain_core.embeddings import Embeddings
@@ -22,7 +23,7 @@ from langchain_core.embeddings import Embeddings
 from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stream_answer
 from rag.build_status import BuildStatus, read_build_status, recording_build
 from rag.index import build_index
-from rag.loaders import LoadError
+from rag.loaders import TIERS, LoadError
 from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings
 from rag.redact import display_url, redact
 from rag.retrieve import Filters, RetrievedPaper
@@ -44,7 +45,6 @@ from ui.render import (
     tier_badge,
 )
 
-TIERS = ["Oral", "Spotlight", "Poster"]
 PAGE_ICON = Path(__file__).with_name("icon.png")
 LLM_PRESETS = [name for name in ("offline", "openai", "local-server") if name in preset_names()]
 # Our own static CSS (no untrusted text): card titles the size of a small heading.
@@ -61,7 +61,7 @@ EXAMPLES = [
 
 # Settings are pydantic models: cached resources are keyed on their JSON, so equal settings
 # share one resource.
-BY_VALUE = {
+BY_VALUE: dict[str | type[Any], Callable[[Any], Any]] = {
     Settings: lambda s: s.model_dump_json(),
     EmbeddingSettings: lambda s: s.model_dump_json(),
 }

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from rag.loaders import TIERS
 from rag.redact import redact
 from rag.verify import parse_markers
 
@@ -32,7 +33,7 @@ _EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
 _ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~#=:@])|(?<=w)(\.)|(?<=-)(-)|(-)(?=-)")
 # Our own and the libraries' error messages: as above, but `code` spans stay code.
 _MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
-TIER_COLOURS = {"Oral": "red", "Spotlight": "orange", "Poster": "blue"}
+TIER_COLOURS = dict(zip(TIERS, ("red", "orange", "blue"), strict=True))
 
 
 def escape_text(text: str) -> str:
@@ -238,10 +239,9 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
     if not references:
         lines.append("No papers were cited.")
     for g, citation in enumerate(references, start=1):
-        tier = next((t for t in TIER_COLOURS if t.lower() in citation.decision.lower()), "")
         entry = f"{g}. {escape_export(citation.title)}"
-        if tier:
-            entry += f" ({tier})"
+        if citation.tier:
+            entry += f" ({citation.tier})"
         url = safe_url(citation.url)
         entry += f". <{url}>" if url else f". OpenReview id {escape_export(citation.paper_id)}"
         lines.append(entry)
