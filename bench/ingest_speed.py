@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.chunking import chunk_paper, token_counter  # noqa: E402
-from rag.corpus import load_corpus  # noqa: E402
 from rag.cli import EVAL_CORPUS  # noqa: E402
 from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
+from rag.corpus import load_corpus  # noqa: E402
 from rag.evaluate import (  # noqa: E402
     TutorialPipeline,
     load_questions,

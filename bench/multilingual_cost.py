@@ -22,7 +22,6 @@ sys.path.insert(0, str(ROOT))
 
 from rag.settings import BUNDLED_CORPUS, get_settings, with_overrides  # noqa: E402
 
-CORPUS_JSONL = ROOT.parent / "shared" / "data" / "iclr2025.jsonl"
 QUESTION = "有没有论文用离线强化学习来降低数据中心制冷系统的能耗？"
 
 
@@ -42,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         {"store": {"index_dir": str(args.workdir)}, "embedding": {"multilingual": False}},
     )
     embeddings = make_embeddings(settings.embedding)
-    paths = [CORPUS_JSONL, BUNDLED_CORPUS]
+    paths = [BUNDLED_CORPUS]
     load = os.getloadavg()[0]
     started = time.perf_counter()
     report = build_index(settings, paths, embeddings=embeddings)

@@ -35,7 +35,7 @@ _ESCAPE_SEQUENCE = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 # `rag eval`'s defaults, for a checkout: the labelled questions, and what to index when the
-# eval index is empty (the 2,105 real papers in shared/ beside the repository, plus the seeds).
+# eval index is empty (the bundled corpus in data/iclr2025).
 EVAL_QUESTIONS = PROJECT_ROOT / "bench" / "questions.jsonl"
 # The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus.py).
 EVAL_CORPUS = (BUNDLED_CORPUS,)
