@@ -122,6 +122,10 @@ class WordPieceTokenizer:
             return {k: v[0] for k, v in out.items()}
         return out
 
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        """The text of word-piece ids, as transformers' decode gives it."""
+        return str(self._tokenizer.decode(ids, skip_special_tokens=skip_special_tokens))
+
 
 class LocalEmbeddings(Embeddings):
     """The bundled all-MiniLM-L6-v2, loaded from its package.
