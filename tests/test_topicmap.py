@@ -18,7 +18,7 @@ from rag.cli import main
 from rag.index import PaperIndex, build_index
 from rag.models import LocalEmbeddings
 from rag.related import related_papers
-from rag.settings import BUNDLED_CORPUS, Settings, with_overrides
+from rag.settings import SEED_FILES, Settings, with_overrides
 from rag.topicmap import (
     FORMAT,
     PaperVectors,
@@ -145,7 +145,7 @@ def test_map_is_cached_per_generation_and_recomputed_only_when_papers_change(
     assert first.generation == index.current_generation() and len(first) == 38
     stamp = path.stat().st_mtime_ns
     # An unchanged re-ingest keeps the generation, so the cache is used as it is.
-    build_index(settings, [BUNDLED_CORPUS], embeddings=embeddings)
+    build_index(settings, list(SEED_FILES), embeddings=embeddings)
     stages.clear()
     again = load_topic_map(
         PaperIndex.open(settings, embeddings), progress=lambda *a: stages.append(a[0])
@@ -164,7 +164,7 @@ def test_map_is_cached_per_generation_and_recomputed_only_when_papers_change(
         )
         + "\n"
     )
-    build_index(settings, [BUNDLED_CORPUS, extra], embeddings=embeddings)
+    build_index(settings, [*SEED_FILES, extra], embeddings=embeddings)
     index = PaperIndex.open(settings, embeddings)
     changed = load_topic_map(index)
     assert changed.generation != first.generation and len(changed) == 39
