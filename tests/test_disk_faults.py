@@ -18,7 +18,7 @@ import pytest
 from rag.cli import main
 from rag.settings import Settings
 
-REBIND_QUESTION = "How does ReBIND predict ground-state molecular conformations?"
+REBIND_QUESTION = "How does ReBIND use the Lennard-Jones potential to predict molecular conformations?"
 
 
 def mount(*args: str) -> None:
