@@ -1,6 +1,6 @@
 """The topic map and related papers, on real indexes (real Chroma, the bundled model).
 
-At scale: the 2,143-paper layout keeps neighbourhoods (trustworthiness at k = 10 >= 0.85),
+At scale: the 2,123-paper layout keeps neighbourhoods (trustworthiness at k = 10 >= 0.85),
 every paper has a topic, topic labels are non-empty and distinct. The cache: computed once per
 index generation, kept by an unchanged re-ingest, recomputed when a paper changes, and kept
 per server in server mode, beside the BM25 cache.
@@ -49,14 +49,14 @@ def corpus_map(corpus: PaperVectors) -> TopicMap:
 def test_the_layout_keeps_neighbourhoods_and_every_paper_has_a_topic(
     corpus: PaperVectors, corpus_map: TopicMap
 ) -> None:
-    assert len(corpus.papers) == 2143 and corpus_map.paper_ids == corpus.ids
+    assert len(corpus.papers) == 2123 and corpus_map.paper_ids == corpus.ids
     assert trustworthiness(corpus.vectors, corpus_map.xy, k=10) >= 0.85
-    assert corpus_map.xy.shape == (2143, 2) and np.isfinite(corpus_map.xy).all()
+    assert corpus_map.xy.shape == (2123, 2) and np.isfinite(corpus_map.xy).all()
     assert np.abs(corpus_map.xy).max() == pytest.approx(1.0)
     topics = corpus_map.topic_list
     assert 15 <= len(topics) <= 60
     assert set(corpus_map.topics.tolist()) == {t.id for t in topics}
-    assert sum(t.size for t in topics) == 2143
+    assert sum(t.size for t in topics) == 2123
     labels = [t.label for t in topics]
     assert all(label.strip() for label in labels) and len(set(labels)) == len(labels)
 
