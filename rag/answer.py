@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -36,7 +36,15 @@ from rag.models import (
 from rag.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
 from rag.retrieve import Filters, RetrievedPaper, Retriever, open_retriever
 from rag.settings import Settings
-from rag.verify import CachedEmbeddings, Quote, best_quotes, check_citations, inert_markers
+from rag.verify import (
+    CachedEmbeddings,
+    Quote,
+    best_quotes,
+    check_citations,
+    inert_markers,
+    renumber,
+    source_order,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -51,6 +59,7 @@ ENGLISH_ONLY = (
 )
 MAX_QUESTION_CHARS = 4000
 MAX_HISTORY_MESSAGES = 8
+NEAREST_SHOWN = 3  # a refusal names this many "closest, low match" papers
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
@@ -80,6 +89,12 @@ class Citation:
 
 @dataclass
 class CitedAnswer:
+    """An answer whose `[n]` markers and `Citation.n` name `sources[n - 1]`.
+
+    `sources` is the numbered list the reader sees: the cited papers first, 1..k in order of
+    first citation, then the retrieved papers not cited, with no gaps.
+    """
+
     question: str
     standalone_question: str
     answer: str
@@ -99,6 +114,16 @@ class CitedAnswer:
             "citations": [
                 {"n": c.n, "paper_id": c.paper_id, "title": c.title, "url": c.url, "quote": c.quote}
                 for c in self.citations
+            ],
+            "sources": [
+                {
+                    "n": n,
+                    "paper_id": s.paper.id,
+                    "title": s.paper.title,
+                    "decision": s.paper.decision,
+                    "url": s.paper.url,
+                }
+                for n, s in enumerate(self.sources, start=1)
             ],
         }
 
@@ -280,7 +305,7 @@ def abstention(
         lines.append(ENGLISH_ONLY)
     if nearest:
         lines += ["", message("nearest", question)]
-        lines += [f"- {inert_markers(r.paper.title)}" for r in nearest]
+        lines += [f"- {inert_markers(r.paper.title)}" for r in nearest[:NEAREST_SHOWN]]
     return CitedAnswer(
         question=question,
         standalone_question=standalone,
@@ -355,15 +380,17 @@ def _offline(turn: _Turn, assistant: Assistant) -> CitedAnswer:
     result = extractive_answer(
         english_query(focus), turn.sources, assistant.sentence_embeddings, options
     )
-    return CitedAnswer(
-        question=turn.question,
-        standalone_question=turn.standalone,
-        answer=localise_extractive(result.text, turn.question),
-        citations=_citations(result.quotes, turn.sources),
-        sources=turn.sources,
-        abstained=False,
-        model=assistant.model,
-        offline=True,
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer=localise_extractive(result.text, turn.question),
+            citations=_citations(result.quotes, turn.sources),
+            sources=turn.sources,
+            abstained=False,
+            model=assistant.model,
+            offline=True,
+        )
     )
 
 
@@ -380,17 +407,35 @@ def _finish(turn: _Turn, text: str, assistant: Assistant) -> CitedAnswer:
         checked.text, papers, assistant.sentence_embeddings, fallback_claim=turn.standalone
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
-    return CitedAnswer(
-        question=turn.question,
-        standalone_question=turn.standalone,
-        answer=checked.text.strip(),
-        citations=_citations(ordered, turn.sources),
-        sources=turn.sources,
-        abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
-        model=assistant.model,
-        dropped_citations=checked.dropped,
-        offline=False,
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer=checked.text.strip(),
+            citations=_citations(ordered, turn.sources),
+            sources=turn.sources,
+            abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
+            model=assistant.model,
+            dropped_citations=checked.dropped,
+            offline=False,
+        )
     )
+
+
+def numbered(result: CitedAnswer) -> CitedAnswer:
+    """`result` with its sources in reading order: cited first, by first citation, no gaps.
+
+    The one place source numbers change, for the offline and the model's answers alike;
+    the text's markers and each `Citation.n` follow.
+    """
+    order = source_order(result.answer, len(result.sources))
+    mapping = {old: new for new, old in enumerate(order, start=1)}
+    if all(old == new for old, new in mapping.items()):
+        return result
+    result.answer = renumber(result.answer, mapping)
+    result.citations = [replace(c, n=mapping[c.n]) for c in result.citations]
+    result.sources = [result.sources[old - 1] for old in order]
+    return result
 
 
 def _citations(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:

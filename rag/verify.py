@@ -1,10 +1,12 @@
 """Check an answer's [n] citations against its sources and attach the supporting quotes.
 
 Markers are parsed in the forms `[1]`, `[1, 2]`, `[1][2]` and `[1-3]`. Numbers that name no
-source are removed from the text and counted; valid numbers are kept as they are (nothing
-is renumbered). Each cited source gets one quote: the sentence of its abstract (an exact
-slice, from `rag.chunking.split_sentences`) that best supports the answer sentences citing
-it, by the embedding model's similarity plus the rare terms they share (`rag.lexical`).
+source are removed from the text and counted. Then `source_order` and `renumber` number the
+sources as the reader sees them: cited sources first, 1..k in order of first citation, then
+the uncited ones, with no gaps (the one place numbers change). Each cited source gets one
+quote: the sentence of its abstract (an exact slice, from `rag.chunking.split_sentences`)
+that best supports the answer sentences citing it, by the embedding model's similarity plus
+the rare terms they share (`rag.lexical`).
 """
 
 from __future__ import annotations
@@ -111,6 +113,25 @@ def check_citations(text: str, valid: set[int]) -> CheckedAnswer:
         last = marker.end
     pieces.append(text[last:])
     return CheckedAnswer("".join(pieces), tuple(cited), dropped)
+
+
+def source_order(text: str, count: int) -> list[int]:
+    """Old source numbers (1..count) in their new order: cited first, by first citation."""
+    cited = [n for m in parse_markers(text) for n in m.numbers if 1 <= n <= count]
+    first = _unique(cited)
+    return first + [n for n in range(1, count + 1) if n not in first]
+
+
+def renumber(text: str, mapping: dict[int, int]) -> str:
+    """`text` with every marker's numbers replaced by `mapping[n]` (ranges written out)."""
+    pieces: list[str] = []
+    last = 0
+    for marker in parse_markers(text):
+        numbers = _unique(mapping.get(n, n) for n in marker.numbers)
+        pieces += [text[last : marker.start], "[" + ", ".join(map(str, numbers)) + "]"]
+        last = marker.end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def claims(text: str) -> list[Claim]:

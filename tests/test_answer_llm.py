@@ -148,6 +148,28 @@ def test_citation_numbers_outside_the_sources_are_dropped_and_counted(
     assert all(c.quote in result.sources[c.n - 1].paper.abstract for c in result.citations)
 
 
+def test_sources_are_renumbered_cited_first_in_order_of_citation(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script("Smoothing helps [3]. Rotation too [1, 3]. Not a source [9].")
+    result = answer(INT4, assistant=assistant)
+    (request,) = srv.requests
+    shown = source_abstracts(user_message(request))  # the model's numbering
+    assert result.answer == "Smoothing helps [1]. Rotation too [2, 1]. Not a source."
+    assert [s.paper.abstract for s in result.sources[:2]] == [shown[3], shown[1]]
+    assert [s.paper.abstract for s in result.sources[2:]] == [
+        shown[n] for n in sorted(shown) if n not in (1, 3)
+    ]
+    assert [c.n for c in result.citations] == [1, 2]
+    for c in result.citations:
+        assert c.paper_id == result.sources[c.n - 1].paper.id
+        assert c.quote in result.sources[c.n - 1].paper.abstract
+    listed = result.as_json()["sources"]
+    assert [(s["n"], s["paper_id"]) for s in listed] == [
+        (n, s.paper.id) for n, s in enumerate(result.sources, start=1)
+    ]
+
+
 def test_follow_up_is_rewritten_with_the_history_before_retrieval(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:
@@ -185,7 +207,7 @@ def test_unanswerable_question_abstains_without_calling_the_model(
     assert srv.requests == []
     assert result.abstained and result.citations == []
     assert result.answer.startswith(NO_COVERAGE)
-    assert result.sources and all(f"- {s.paper.title}" in result.answer for s in result.sources)
+    assert result.sources and all(f"- {s.paper.title}" in result.answer for s in result.sources[:3])
 
 
 @pytest.fixture(scope="module")
@@ -361,12 +383,16 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     srv.script("Runtime Smooth handles channel-wise outliers [1][4].")
     assert main(["ask", INT4, "--index", index, "--config", str(config), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == ["answer", "abstained", "model", "citations"]
+    assert list(printed) == ["answer", "abstained", "model", "citations", "sources"]
     assert printed["model"] == "openai:gpt-test" and printed["abstained"] is False
     assert [sorted(c) for c in printed["citations"]] == [
         sorted(["n", "paper_id", "title", "url", "quote"])
     ] * len(printed["citations"])
-    assert {c["n"] for c in printed["citations"]} <= {1, 4}
+    # [1][4] as the model wrote them, renumbered cited-first: [1][2]
+    assert "[1][2]" in printed["answer"] and [c["n"] for c in printed["citations"]] == [1, 2]
+    assert [printed["sources"][n - 1]["paper_id"] for n in (1, 2)] == [
+        c["paper_id"] for c in printed["citations"]
+    ]
 
     srv.script(Reply(status=500, content="boom", headers={"x-should-retry": "false"}))
     assert main(["ask", INT4, "--index", index, "--config", str(config)]) == 2

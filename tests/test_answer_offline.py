@@ -54,12 +54,21 @@ def assert_only_quotes(result: CitedAnswer) -> None:
         assert match.group(1) in sentences(result.sources[n - 1].paper.abstract)
         numbers.add(n)
     assert numbers == {c.n for c in result.citations}
+    assert_numbered(result)
     for c in result.citations:
         paper = result.sources[c.n - 1].paper
         assert c.paper_id == paper.id and c.title == paper.title
         assert (c.decision, c.tier) == (paper.decision, paper.tier)
         assert c.quote in paper.abstract
         assert f"{c.quote} [{c.n}]" in result.answer  # the quote is one of the cited lines
+
+
+def assert_numbered(result: CitedAnswer) -> None:
+    """The contract the page relies on: [n] names sources[n-1]; cited 1..k by first citation."""
+    order = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", result.answer)))
+    assert order == list(range(1, len(order) + 1)), order
+    assert {c.n for c in result.citations} == set(order)
+    assert len({s.paper.id for s in result.sources}) == len(result.sources)
 
 
 # Below the calibrated relevance threshold on the 38-paper seed index, where too few abstracts
@@ -92,7 +101,8 @@ def test_unanswerable_questions_abstain(offline: Assistant) -> None:
     for r in results:
         if r.abstained:
             assert r.citations == [] and r.answer.startswith(NO_COVERAGE)
-            assert r.sources and all(f"- {s.paper.title}" in r.answer for s in r.sources)
+            assert r.sources and all(f"- {s.paper.title}" in r.answer for s in r.sources[:3])
+            assert not any(f"- {s.paper.title}" in r.answer for s in r.sources[3:])
 
 
 def test_summary_gives_problem_method_and_result(offline: Assistant) -> None:
@@ -164,10 +174,17 @@ def test_cli_ask_json_text_and_batch(
     question = SEED_QUESTIONS[0]["question"]
     assert main(["ask", question, *index, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == ["answer", "abstained", "model", "citations"]
+    assert list(printed) == ["answer", "abstained", "model", "citations", "sources"]
     assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False
     assert all(list(c) == ["n", "paper_id", "title", "url", "quote"] for c in printed["citations"])
     assert printed["citations"] and printed["citations"][0]["quote"] in printed["answer"]
+    listed = printed["sources"]
+    assert [s["n"] for s in listed] == list(range(1, len(listed) + 1)) and len(listed) == 5
+    assert all(list(s) == ["n", "paper_id", "title", "decision", "url"] for s in listed)
+    for c in printed["citations"]:  # [n] names sources[n-1]
+        assert listed[c["n"] - 1]["paper_id"] == c["paper_id"]
+    cited = [c["n"] for c in printed["citations"]]
+    assert cited == list(range(1, len(cited) + 1))
 
     batch = tmp_path / "questions.txt"
     off_topic = "How do I bake a chocolate cake without eggs?"

@@ -7,7 +7,14 @@ import pytest
 from rag.chunking import sentences
 from rag.loaders import Paper
 from rag.models import LocalEmbeddings
-from rag.verify import best_quotes, check_citations, claims, parse_markers
+from rag.verify import (
+    best_quotes,
+    check_citations,
+    claims,
+    parse_markers,
+    renumber,
+    source_order,
+)
 
 MDM = Paper(
     id="mdm",
@@ -47,6 +54,15 @@ def test_invalid_numbers_are_dropped_counted_and_nothing_renumbered() -> None:
     assert checked.text == "Fast [3]. Slow [2]. Wrong. Right [3]."
     assert checked.dropped == 3
     assert checked.cited == (3, 2)  # order of first appearance, numbers kept as given
+
+
+def test_sources_are_ordered_cited_first_and_markers_renumbered() -> None:
+    text = "B [3]. A and B [1-3]. C [5][3]."
+    order = source_order(text, 6)
+    assert order == [3, 1, 2, 5, 4, 6]
+    mapping = {old: new for new, old in enumerate(order, start=1)}
+    assert renumber(text, mapping) == "B [1]. A and B [2, 3, 1]. C [4][1]."
+    assert source_order("no citations", 3) == [1, 2, 3]
 
 
 def test_valid_answer_is_unchanged() -> None:
