@@ -137,6 +137,7 @@ SEED_QUESTIONS = [
         "gold": ["breaks the *reverse curse*"],
     },
     {"id": "u1", "kind": "unanswerable", "question": "a recipe for lemon cake", "gold": []},
+    {"id": "u2", "kind": "unanswerable", "question": "有没有柠檬蛋糕食谱的论文？", "gold": []},
 ]
 
 
@@ -156,7 +157,7 @@ def test_rag_eval_scores_our_retriever_and_the_baselines_on_the_seeds(
         "paraphrase": 1,
         "multi": 1,
         "chinese": 1,
-        "unanswerable": 1,
+        "unanswerable": 2,
     }
     assert report["warnings"] == []
     systems = {s["name"]: s for s in report["systems"]}
@@ -169,9 +170,10 @@ def test_rag_eval_scores_our_retriever_and_the_baselines_on_the_seeds(
     for system in systems.values():
         assert system["overall"]["n"] == 5
         counts = system["abstention"]
-        assert counts["refused_unanswerable"] + counts["answered_unanswerable"] == 1
+        assert counts["refused_unanswerable"] + counts["answered_unanswerable"] == 2
         assert counts["refused_answerable"] + counts["answered_answerable"] == 5
-        # Abstention is also scored without the Chinese question (the model is English-only).
+        # Abstention is also scored over the English questions alone (the Chinese ones,
+        # answerable or not, take the gloss route).
         english = system["abstention_english"]
         assert english["refused_unanswerable"] + english["answered_unanswerable"] == 1
         assert english["refused_answerable"] + english["answered_answerable"] == 4
