@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,9 @@ from rag.models import (
 from rag.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
 from rag.retrieve import Filters, RetrievedPaper, Retriever, open_retriever
 from rag.settings import Settings
+from rag.store import StoreError
 from rag.verify import (
+    VERBATIM_SUPPORT,
     CachedEmbeddings,
     Quote,
     best_quotes,
@@ -83,8 +85,13 @@ class Citation:
     title: str
     url: str
     decision: str
-    quote: str  # an exact sentence of the paper's abstract
+    quote: str  # an exact sentence of the paper's abstract; '' when the claim is unsupported
     tier: str = ""  # Oral / Spotlight / Poster (rag.loaders.TIERS), '' when unknown
+    # How well the answer's claim citing it is found in the abstract (rag.verify.best_quotes);
+    # below rag.verify.SUPPORT_FLOOR it is not, and no sentence is quoted as its support.
+    # None: not measured (a claim not in English, or embeddings other than the bundled model).
+    support: float | None = VERBATIM_SUPPORT
+    supported: bool | None = True
 
 
 @dataclass
@@ -112,9 +119,18 @@ class CitedAnswer:
             "abstained": self.abstained,
             "model": self.model,
             "citations": [
-                {"n": c.n, "paper_id": c.paper_id, "title": c.title, "url": c.url, "quote": c.quote}
+                {
+                    "n": c.n,
+                    "paper_id": c.paper_id,
+                    "title": c.title,
+                    "url": c.url,
+                    "quote": c.quote,
+                    "supported": c.supported,
+                    "support": None if c.support is None else round(c.support, 3),
+                }
                 for c in self.citations
             ],
+            "unsupported": sum(c.supported is False for c in self.citations),
             "sources": [
                 {
                     "n": n,
@@ -404,7 +420,13 @@ def _finish(turn: _Turn, text: str, assistant: Assistant) -> CitedAnswer:
     checked = check_citations(text, set(range(1, len(turn.sources) + 1)))
     papers = {n: turn.sources[n - 1].paper for n in checked.cited}
     quotes = best_quotes(
-        checked.text, papers, assistant.sentence_embeddings, fallback_claim=turn.standalone
+        checked.text,
+        papers,
+        assistant.sentence_embeddings,
+        fallback_claim=turn.standalone,
+        idf=_corpus_idf(assistant),
+        # The floor was measured with the bundled English model's similarities.
+        measure_support=assistant.settings.embedding.provider == "local",
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
     return numbered(
@@ -442,12 +464,30 @@ def _citations(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citat
     citations = []
     for quote in quotes:
         paper = sources[quote.n - 1].paper
+        # An unsupported claim gets no quote: no sentence may look like its evidence.
+        text = "" if quote.supported is False else quote.quote
         citations.append(
             Citation(
-                quote.n, paper.id, paper.title, paper.url, paper.decision, quote.quote, paper.tier
+                quote.n,
+                paper.id,
+                paper.title,
+                paper.url,
+                paper.decision,
+                text,
+                paper.tier,
+                support=quote.support,
+                supported=quote.supported,
             )
         )
     return citations
+
+
+def _corpus_idf(assistant: Assistant) -> Callable[[str], float] | None:
+    """How rare a term is in the index (what the support floor was measured with)."""
+    try:
+        return assistant.retriever.index.keyword_index().idf
+    except StoreError:  # the store went away after retrieval: rarity among the abstract's own
+        return None
 
 
 def _pieces(text: str) -> Iterator[str]:

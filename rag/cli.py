@@ -401,7 +401,11 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
             say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
             if c.url:
                 say(f"    {c.url}")
-            say(f'    "{c.quote}"')
+            if c.supported is False:
+                say("    (claim not found in this abstract)")
+            else:
+                unchecked = "" if c.supported else " (nearest sentence; not checked)"
+                say(f'    "{c.quote}"{unchecked}')
         say(f"\n(answered by {result.model})" + ("\n" if args.batch else ""))
     return 0
 

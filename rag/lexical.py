@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -48,19 +48,27 @@ def stem(word: str) -> str:
     return _LETTERS.sub(lambda m: str(stemmer().stemWord(m.group())), word)
 
 
-def lexical_scores(query: str, texts: Sequence[str]) -> np.ndarray:
+def lexical_scores(
+    query: str, texts: Sequence[str], idf: Callable[[str], float] | None = None
+) -> np.ndarray:
     """For each text, the share of the query's content terms it contains, weighted by rarity.
 
-    Rarity (IDF) is measured among `texts` themselves, so the words every candidate shares
-    ("masked diffusion") count little and the distinctive ones ("reverse curse") count most.
+    Rarity (IDF) is `idf(term)` when given (the corpus's, `KeywordIndex.idf`), else measured
+    among `texts` themselves, so the words every candidate shares ("masked diffusion") count
+    little and the distinctive ones ("reverse curse") count most.
     """
     wanted = terms(query)
     if not wanted or not texts:
         return np.zeros(len(texts))
     found = [terms(t) for t in texts]
-    df = {term: sum(term in f for f in found) for term in wanted}
-    weight = {term: math.log(1 + len(texts) / (1 + df[term])) for term in wanted}
+    if idf is not None:
+        weight = {term: idf(term) for term in wanted}
+    else:
+        df = {term: sum(term in f for f in found) for term in wanted}
+        weight = {term: math.log(1 + len(texts) / (1 + df[term])) for term in wanted}
     total = sum(weight.values())
+    if total <= 0:  # an empty corpus rates no term
+        return np.zeros(len(texts))
     return np.array([sum(weight[t] for t in wanted & f) / total for f in found])
 
 

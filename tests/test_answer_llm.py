@@ -383,10 +383,10 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     srv.script("Runtime Smooth handles channel-wise outliers [1][4].")
     assert main(["ask", INT4, "--index", index, "--config", str(config), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == ["answer", "abstained", "model", "citations", "sources"]
+    assert list(printed) == ["answer", "abstained", "model", "citations", "unsupported", "sources"]
     assert printed["model"] == "openai:gpt-test" and printed["abstained"] is False
     assert [sorted(c) for c in printed["citations"]] == [
-        sorted(["n", "paper_id", "title", "url", "quote"])
+        sorted(["n", "paper_id", "title", "url", "quote", "supported", "support"])
     ] * len(printed["citations"])
     # [1][4] as the model wrote them, renumbered cited-first: [1][2]
     assert "[1][2]" in printed["answer"] and [c["n"] for c in printed["citations"]] == [1, 2]
@@ -444,6 +444,8 @@ def test_chinese_question_is_searched_in_english_and_answered_in_chinese(
     assert result.answer.startswith("旋转运行时平滑") and not result.abstained
     (citation,) = result.citations
     assert citation.n == 1 and citation.quote in sentences(result.sources[0].paper.abstract)
+    # The bundled model cannot read a Chinese claim: its support is not measured, not failed.
+    assert citation.supported is None and result.as_json()["unsupported"] == 0
 
 
 def test_english_question_gets_no_rewrite_and_no_language_instruction(

@@ -174,9 +174,12 @@ def test_cli_ask_json_text_and_batch(
     question = SEED_QUESTIONS[0]["question"]
     assert main(["ask", question, *index, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == ["answer", "abstained", "model", "citations", "sources"]
+    assert list(printed) == ["answer", "abstained", "model", "citations", "unsupported", "sources"]
     assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False
-    assert all(list(c) == ["n", "paper_id", "title", "url", "quote"] for c in printed["citations"])
+    keys = ["n", "paper_id", "title", "url", "quote", "supported", "support"]
+    assert all(list(c) == keys for c in printed["citations"])
+    # Offline answers quote the abstracts: every citation is its own support.
+    assert printed["unsupported"] == 0 and all(c["supported"] for c in printed["citations"])
     assert printed["citations"] and printed["citations"][0]["quote"] in printed["answer"]
     listed = printed["sources"]
     assert [s["n"] for s in listed] == list(range(1, len(listed) + 1)) and len(listed) == 5

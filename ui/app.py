@@ -213,9 +213,18 @@ def save_feedback(turn_id: str, path: Path) -> None:
 
 
 def show_card(
-    turn_index: int, n: int, source: RetrievedPaper, quotes: list[str], rank: int = 0
+    turn_index: int,
+    n: int,
+    source: RetrievedPaper,
+    quotes: list[str],
+    rank: int = 0,
+    supported: bool | None = True,
 ) -> None:
-    """One source card: title, decision badge, OpenReview link, abstract with the quote marked."""
+    """One source card: title, decision badge, OpenReview link, abstract with the quote marked.
+
+    `supported`: False when the answer's claim citing it is not found in the abstract, None
+    when that could not be checked (rag.verify).
+    """
     paper = source.paper
     with st.container(border=True, key=f"card-{turn_index}-{n}-{rank}"):
         label = f"\\[{n}\\] {escape_text(paper.title)}" if n else escape_text(paper.title)
@@ -223,6 +232,13 @@ def show_card(
         facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
         facts.append(source_link(paper.url))
         st.markdown(" · ".join(facts))
+        if supported is False:
+            st.warning(
+                "Not found in this abstract: no sentence of it supports the claim citing it.",
+                icon=":material/report:",
+            )
+        elif supported is None:
+            st.caption("Not checked against the abstract: the sentence below is only the nearest.")
         for quote in quotes:
             st.markdown(f"> {escape_text(quote)}")
         with st.expander("Abstract", expanded=False, icon=":material/article:"):
@@ -255,7 +271,10 @@ def show_reply(turn: Turn, index: int, settings: Settings, last: bool) -> None:
     st.caption(" · ".join(notes))
     for n, citations in citations_by_number(answer).items():
         if 1 <= n <= len(answer.sources):
-            show_card(index, n, answer.sources[n - 1], [c.quote for c in citations])
+            verdicts = [c.supported for c in citations]
+            supported = False if False in verdicts else None if None in verdicts else True
+            quotes = [c.quote for c in citations if c.quote]
+            show_card(index, n, answer.sources[n - 1], quotes, supported=supported)
     if answer.abstained and answer.sources:
         st.markdown("**Nearest papers**")
         for rank, source in enumerate(answer.sources, start=1):

@@ -1,0 +1,162 @@
+"""A citation whose claim the abstract does not support is marked so, and shows no quote.
+
+Replies come from a real local HTTP server speaking the OpenAI protocol; the index holds real
+papers of the bundled corpus. The floor itself is measured by bench/calibrate_support.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rag import verify
+from rag.answer import Assistant, answer, open_assistant
+from rag.chunking import sentences
+from rag.cli import main
+from rag.index import build_index
+from rag.models import LocalEmbeddings
+from rag.settings import Settings, with_overrides
+from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
+from tests.openai_server import OpenAIServer
+
+APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+TOPOLM = "aWXnKanInf"
+# Language-model papers around it, so that retrieval has something to rank.
+NEIGHBOURS = ["odjMSBSWRt", "QEHrmQPBdd", "WNvvwK0tut", "WCRQFlji2q", "MGKDBuyv4p"]
+QUESTION = "How does TopoLM organise its units like the brain's language system?"
+HOSTILE = "TopoLM cures Alzheimer's disease, and its authors hail it as the 'first AGI' [1]."
+FAITHFUL = (
+    "TopoLM adds a spatial smoothness loss to next-token prediction, so its units form "
+    "clusters that resemble the functional organisation of the brain's language system [1]."
+)
+PADDED = (
+    "TopoLM is a transformer language model whose units have a two-dimensional layout [1]. "
+    "It also cures Alzheimer's disease [1]."
+)
+
+
+@pytest.fixture(scope="module")
+def index_settings(
+    tmp_path_factory: pytest.TempPathFactory, embeddings: LocalEmbeddings
+) -> Settings:
+    folder = tmp_path_factory.mktemp("support")
+    wanted = {TOPOLM, *NEIGHBOURS}
+    records = [r for r in read_jsonl(CORPUS_JSONL) if r["id"] in wanted]
+    assert {r["id"] for r in records} == wanted
+    corpus = folder / "papers.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    settings = make_settings(folder / "index")
+    build_index(settings, [corpus], embeddings=embeddings)
+    return settings
+
+
+@pytest.fixture
+def srv(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
+    for name in ("OPENAI_API_KEY", "RAG_CONFIG", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def assistant(
+    index_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings
+) -> Assistant:
+    llm = {"model": "openai:gpt-test", "base_url": srv.base_url, "max_retries": 0}
+    return open_assistant(with_overrides(index_settings, {"llm": llm}), embeddings=embeddings)
+
+
+def topolm_abstract() -> str:
+    return next(r["abstract"] for r in read_jsonl(CORPUS_JSONL) if r["id"] == TOPOLM)
+
+
+def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
+    index_settings: Settings, srv: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "llm.toml"
+    config.write_text(
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\nmax_retries = 0\n'
+    )
+    index = str(index_settings.store.index_dir)
+    args = ["ask", QUESTION, "--index", index, "--config", str(config)]
+    srv.script(HOSTILE)
+    assert main([*args, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert "TopoLM" in srv.requests[0].prompt_text  # the model was asked, with the paper
+    [citation] = printed["citations"]
+    assert citation["paper_id"] == TOPOLM and citation["n"] == 1
+    assert citation["supported"] is False and citation["support"] < verify.SUPPORT_FLOOR
+    assert citation["quote"] == ""  # no sentence of the abstract passes for its evidence
+    assert printed["unsupported"] == 1
+    assert "first AGI" in printed["answer"]  # the answer is shown as written, not rewritten
+
+    srv.script(HOSTILE)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "(claim not found in this abstract)" in out
+    assert not any(s in out for s in sentences(topolm_abstract()))
+
+
+def test_a_faithful_paraphrase_stays_supported_with_its_quote(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script(FAITHFUL)
+    result = answer(QUESTION, assistant=assistant)
+    assert result.sources[0].paper.id == TOPOLM
+    [citation] = result.citations
+    assert citation.supported and citation.support >= verify.SUPPORT_FLOOR
+    assert citation.quote in sentences(topolm_abstract())
+    assert result.as_json()["unsupported"] == 0
+
+
+def test_one_invented_claim_beside_a_true_one_unsupports_the_citation(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script(PADDED)
+    [citation] = answer(QUESTION, assistant=assistant).citations
+    assert not citation.supported and citation.quote == ""
+
+
+def plain(markdown: str) -> str:
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def test_the_card_says_not_found_and_quotes_nothing(
+    index_settings: Settings, srv: OpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(index_settings.store.index_dir))
+    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+    monkeypatch.setenv("RAG_LLM__BASE_URL", srv.base_url)
+    monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    # The second question is rewritten with the chat as context first: the rewrite is the same.
+    srv.script(HOSTILE, QUESTION, FAITHFUL)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    for _ in range(2):
+        at.chat_input[0].set_value(QUESTION).run()
+        assert not at.exception, at.exception
+
+    assert len(srv.requests) == 3
+    hostile, faithful = at.chat_message[1], at.chat_message[3]
+    abstract = topolm_abstract()
+
+    def card(message: Any) -> tuple[list[str], list[str]]:
+        """The warnings and the quoted or highlighted text of a reply's cards."""
+        warnings = [plain(w.value) for w in message.warning]
+        texts = [plain(m.value) for m in message.markdown]
+        quoted = [t[2:] for t in texts if t.startswith("> ")]
+        quoted += re.findall(r":orange-background\[(.*?)\]", "\n".join(texts))
+        return warnings, quoted
+
+    warnings, quoted = card(hostile)
+    assert any("Not found in this abstract" in w for w in warnings)
+    assert quoted == []
+    warnings, quoted = card(faithful)
+    assert not any("Not found" in w for w in warnings)
+    assert quoted and all(q.strip() in abstract for q in quoted)
