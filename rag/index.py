@@ -12,7 +12,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -244,22 +244,20 @@ class PaperIndex:
         return report
 
     def _after_disk_full(self, error: Exception) -> StoreError:
-        """Give the reserve back so Chroma can finish what it logged; say what happened."""
+        """Give the reserve back so Chroma can finish what it logged; say what happened.
+
+        No count here: this process's client saw the write fail, and the next process reads
+        more papers back than it does (Chroma folds its log in when it opens).
+        """
         folder = self.settings.store.index_dir
         SpaceReserve(folder).release()
-        try:
-            stored = self._papers.count()  # reading folds Chroma's log into its segments
+        with suppress(Exception):  # reading folds Chroma's log into its segments
+            self._papers.count()
             self._chunks.count()
-        except Exception:
-            stored = None
-        kept = (
-            f"the {stored:,} papers stored are kept"
-            if stored is not None
-            else "stored papers are kept"
-        )
         return StoreError(
-            f"no space left on the disk of {folder} while writing the index: {kept} and the "
-            "index opens; free some space and run the same command again to finish"
+            f"no space left on the disk of {folder} while writing the index: the papers stored "
+            "are kept and the index opens; free some space and run the same command again "
+            "to finish"
         )
 
     def _drop(self) -> None:
