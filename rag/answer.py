@@ -3,12 +3,17 @@
     assistant = open_assistant(get_settings())
     result = answer("Which papers make FlashAttention handle arbitrary masks?", assistant=assistant)
     for piece in stream_answer(question, history, assistant=assistant): ...
+    answer("summarize the second one", history, assistant=assistant, previous=result)
 
-The LLM path rewrites a follow-up into a standalone question (with the chat history),
-retrieves, and asks the model with the sources numbered and fenced off as data; the markers
-in its reply are then checked (`rag.verify`). Without a model the offline extractive
-answerer (`rag.extractive`) quotes the abstracts. Both abstain when nothing relevant is
-found. Errors raise `AnswerError`; the caller's question and history are never changed.
+A follow-up that points at the previous answer's numbered sources ("the second one", "[3]",
+"the FlexPrefill paper", "which of them are orals?", `rag.conversation`) is answered from
+those papers alone, and questions about their tier, link or authors from their records.
+The LLM path rewrites a follow-up into a standalone question (with the chat history and the
+previous source list), retrieves, and asks the model with the sources numbered and fenced
+off as data; the markers in its reply are then checked (`rag.verify`). Without a model the
+offline extractive answerer (`rag.extractive`) quotes the abstracts. Both abstain when
+nothing relevant is found. Errors raise `AnswerError`; the caller's question and history
+are never changed.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from langchain_core.embeddings import Embeddings
 
 from rag import budget as llm_budget
 from rag.budget import Budget
+from rag.conversation import Reference, is_comparison, resolve, topic_terms
 from rag.crosslingual import english_query, language
-from rag.extractive import ExtractiveOptions, extractive_answer
+from rag.extractive import ExtractiveOptions, contribution_sentence, extractive_answer
+from rag.loaders import Paper
 from rag.messages import MESSAGES, localise_extractive, message
 from rag.models import (
     OFFLINE_MODEL,
@@ -225,10 +232,15 @@ def answer(
     assistant: Assistant,
     filters: Filters | None = None,
     k: int | None = None,
+    previous: CitedAnswer | None = None,
 ) -> CitedAnswer:
-    """Answer `question` (a follow-up is read in the light of `history`) with checked citations."""
+    """Answer `question` with checked citations.
+
+    A follow-up is read in the light of `history` and of `previous`, the last answer, whose
+    numbered sources it may point at ("the second one").
+    """
     budget = _budget(assistant)
-    turn = _prepare(question, history, assistant, filters, k, budget)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous)
     if turn.result is not None:
         return turn.result
     if assistant.chat_model is None:
@@ -247,10 +259,11 @@ def stream_answer(
     assistant: Assistant,
     filters: Filters | None = None,
     k: int | None = None,
+    previous: CitedAnswer | None = None,
 ) -> Iterator[str | CitedAnswer]:
     """Text pieces as they are generated, then the final `CitedAnswer` (whose text is checked)."""
     budget = _budget(assistant)
-    turn = _prepare(question, history, assistant, filters, k, budget)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous)
     if turn.result is None and assistant.chat_model is None:
         turn.result = _offline(turn, assistant)
     if turn.result is not None:
@@ -277,6 +290,8 @@ class _Turn:
     sources: list[RetrievedPaper]
     messages: list[BaseMessage] = field(default_factory=list)
     result: CitedAnswer | None = None  # set when no model call is needed (abstention)
+    reference: Reference | None = None  # the previous sources a follow-up points at
+    citable: int | None = None  # only sources[:citable] may be cited (the referenced ones)
 
 
 def _prepare(
@@ -286,6 +301,7 @@ def _prepare(
     filters: Filters | None,
     k: int | None,
     budget: Budget,
+    previous: CitedAnswer | None = None,
 ) -> _Turn:
     text = question.strip() if isinstance(question, str) else ""
     if not text:
@@ -296,15 +312,111 @@ def _prepare(
             question,
         )
     turns = _clean_history(history)
-    standalone = _standalone(text, turns, assistant, question, budget)
+    shown = previous.sources if previous is not None and not previous.abstained else []
+    shown_papers = [s.paper for s in shown]
+    cited = max((c.n for c in previous.citations), default=0) if previous is not None else 0
+    reference = resolve(text, shown_papers, cited) if shown else None
+    if reference is not None and assistant.chat_model is None:
+        standalone = text  # the papers are known: nothing to join or search
+    else:
+        standalone = _standalone(text, turns, assistant, question, budget, shown_papers)
+    if reference is not None:
+        return _referring_turn(question, text, standalone, reference, shown, cited, assistant)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = _Turn(question, standalone, sources)
     if not assistant.retriever.is_relevant(standalone, sources):
         turn.result = abstention(question, standalone, sources, assistant)
         return turn
     if assistant.chat_model is not None:
-        turn.messages = answer_messages(standalone, sources, original=text)
+        turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
     return turn
+
+
+def _referring_turn(
+    question: str,
+    text: str,
+    standalone: str,
+    reference: Reference,
+    shown: list[RetrievedPaper],
+    cited: int,
+    assistant: Assistant,
+) -> _Turn:
+    """A follow-up about previous sources: answered from them alone, no search, no refusal.
+
+    The referenced papers come first and are the only ones that may be cited; the rest of
+    the previous list follows, so the next follow-up can still point at it.
+    """
+    meant = [shown[n - 1] for n in reference.numbers]
+    rest = [s for s in shown if s not in meant]
+    turn = _Turn(question, standalone, meant + rest, reference=reference, citable=len(meant))
+    if reference.about_metadata:
+        turn.result = _metadata_answer(turn, reference, shown, cited, assistant)
+    elif assistant.chat_model is not None:
+        turn.messages = answer_messages(
+            standalone, meant, original=text, previous=[s.paper for s in shown]
+        )
+    return turn
+
+
+def _metadata_answer(
+    turn: _Turn, reference: Reference, shown: list[RetrievedPaper], cited: int, assistant: Assistant
+) -> CitedAnswer:
+    """Tier, link or authors of the referenced papers, from their records, each cited.
+
+    "Which of them are orals?" lists those that are; when none is, every paper meant with its
+    decision, so the reader sees why.
+    """
+    lines = [METADATA_HEADING, ""]
+    listed = turn.sources[: turn.citable]
+    if reference.tier:
+        scope = shown[: cited or len(shown)]
+        plural = f"{reference.tier}s"
+        if listed:
+            what = f"is {_article(reference.tier)}" if len(listed) == 1 else f"are {plural}"
+            lines.append(f"{len(listed)} of the {len(scope)} papers {what}:")
+        else:
+            lines.append(f"None of the {len(scope)} papers is {_article(reference.tier)}:")
+            listed = scope
+            turn.sources = scope + [s for s in shown if s not in scope]
+        asks = ("tier", *[a for a in reference.asks if a != "tier"])
+    else:
+        asks = reference.asks
+    quotes = []
+    for n, source in enumerate(listed, start=1):
+        paper = source.paper
+        facts = " · ".join(_fact(paper, ask) for ask in asks)
+        lines.append(f"- **{inert_markers(' '.join(paper.title.split()))}** [{n}]: {facts}")
+        quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer="\n".join(lines),
+            citations=_citations(quotes, turn.sources),
+            sources=turn.sources,
+            abstained=False,
+            model=assistant.model,
+            offline=assistant.offline,
+        )
+    )
+
+
+METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
+
+
+def _article(tier: str) -> str:
+    return f"an {tier}" if tier[:1] in "AEIOU" else f"a {tier}"
+
+
+def _fact(paper: Paper, ask: str) -> str:
+    if ask == "tier":
+        return inert_markers(paper.decision) if paper.decision else "decision not recorded"
+    if ask == "link":
+        return paper.url or "no link recorded"
+    if not paper.authors:
+        return "authors not recorded"
+    order = "" if paper.extra.get("authors_ordered", True) else " (order not known)"
+    return "authors: " + inert_markers(", ".join(paper.authors)) + order
 
 
 def abstention(
@@ -356,6 +468,7 @@ def _standalone(
     assistant: Assistant,
     original: str,
     budget: Budget,
+    previous: list[Paper] | None = None,
 ) -> str:
     foreign = language(question) != "en"  # rewritten into an English search query
     if not any(role == "user" for role, _ in turns) and not (foreign and assistant.chat_model):
@@ -363,9 +476,8 @@ def _standalone(
     if assistant.chat_model is None:
         return offline_standalone(question, turns)
     try:
-        reply = llm_budget.invoke(
-            assistant.chat_model, rewrite_messages(question, turns, english=foreign), budget
-        )
+        messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
+        reply = llm_budget.invoke(assistant.chat_model, messages, budget)
     except Exception as e:
         raise _model_error(e, assistant, original) from None
     return _clean_rewrite(_text(reply.content)) or question
@@ -388,14 +500,34 @@ def _clean_rewrite(text: str) -> str:
 
 
 def _offline(turn: _Turn, assistant: Assistant) -> CitedAnswer:
-    options = ExtractiveOptions(min_similarity=assistant.settings.retrieval.relevance_threshold)
+    threshold = assistant.settings.retrieval.relevance_threshold
+    # A list names every retrieved paper above the relevance floor (up to the k retrieved).
+    relevant = tuple(
+        score >= threshold
+        for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
+    )
+    options = ExtractiveOptions(min_similarity=threshold, relevant=relevant)
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
     focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
+    sources = turn.sources
+    if turn.reference is not None and turn.citable:
+        # Only the papers pointed at; "summarize the second one" asks for its summary.
+        sources = turn.sources[: turn.citable]
+        focus = turn.reference.focus or focus
+        options = ExtractiveOptions(
+            max_papers=len(sources),
+            summary_papers=len(sources),
+            summary_margin=float("inf"),
+            per_paper=3 if len(sources) == 1 else 2,
+            max_sentences=max(6, 2 * len(sources)),
+            mode="summary"
+            if not topic_terms(focus) or is_comparison(focus)
+            else ("answer" if len(sources) == 1 else "list"),
+        )
     # A question in another language picks its English sentences through its gloss.
-    result = extractive_answer(
-        english_query(focus), turn.sources, assistant.sentence_embeddings, options
-    )
+    query = english_query(focus)
+    result = extractive_answer(query, sources, assistant.sentence_embeddings, options)
     return numbered(
         CitedAnswer(
             question=turn.question,
@@ -417,7 +549,8 @@ def _finish(turn: _Turn, text: str, assistant: Assistant) -> CitedAnswer:
             "question and the chat are kept; ask again, or use --config offline.",
             turn.question,
         )
-    checked = check_citations(text, set(range(1, len(turn.sources) + 1)))
+    citable = turn.citable if turn.citable is not None else len(turn.sources)
+    checked = check_citations(text, set(range(1, citable + 1)))
     papers = {n: turn.sources[n - 1].paper for n in checked.cited}
     quotes = best_quotes(
         checked.text,

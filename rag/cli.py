@@ -3,7 +3,7 @@
 rag ingest [PATH ...] [--index DIR] [--rebuild]
 rag search "QUESTION" [--index DIR] [--k N] [--json] | --batch FILE
 rag stats [--index DIR] [--json]
-rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE
+rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE | --conversation FILE
 rag eval [--index DIR] [--questions FILE] [--json]
 rag map | related ID | compare ID ID [ID ...] | bibtex ID [ID ...]   (rag/cli_explore.py)
 rag fetch openreview VENUE_ID [--out FILE] [--api-url URL] [--all-decisions] [--ingest]
@@ -81,8 +81,8 @@ def json_line(value: Any) -> str:
     )
 
 
-def say(text: str = "") -> None:
-    print(terminal_text(text))
+def say(text: str = "", end: str = "\n") -> None:
+    print(terminal_text(text), end=end)
 
 
 def _is_user_error(error: Exception) -> bool:
@@ -145,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", parents=[common], help="answer a question with cited sources")
     ask.add_argument("question", nargs="?", help="the question")
     ask.add_argument("--batch", type=Path, help="a file with one question per line")
+    ask.add_argument(
+        "--conversation",
+        type=Path,
+        help="a file with one conversation per line: a JSON list of questions, asked in turn",
+    )
     ask.add_argument("--json", action="store_true", help="one JSON object per answer")
     ask.set_defaults(run=run_ask)
 
@@ -383,6 +388,8 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     from rag.answer import answer, open_assistant
 
+    if args.conversation is not None:
+        return run_conversations(args, settings)
     questions = list(questions_from(args))
     assistant = open_assistant(settings)
     for question in questions:
@@ -394,19 +401,85 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
             continue
         if args.batch:
             say(f"## {question}")
-        say(result.answer)
-        if result.citations:
-            say("\nReferences:")
-        for c in result.citations:
-            say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
-            if c.url:
-                say(f"    {c.url}")
-            if c.supported is False:
-                say("    (claim not found in this abstract)")
-            else:
-                unchecked = "" if c.supported else " (nearest sentence; not checked)"
-                say(f'    "{c.quote}"{unchecked}')
-        say(f"\n(answered by {result.model})" + ("\n" if args.batch else ""))
+        say_answer(result)
+        say("\n" if args.batch else "", end="")
+    return 0
+
+
+def say_answer(result: Any) -> None:
+    """An answer as text: itself, its references, the model."""
+    say(result.answer)
+    if result.citations:
+        say("\nReferences:")
+    for c in result.citations:
+        say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
+        if c.url:
+            say(f"    {c.url}")
+        if c.supported is False:
+            say("    (claim not found in this abstract)")
+        else:
+            unchecked = "" if c.supported else " (nearest sentence; not checked)"
+            say(f'    "{c.quote}"{unchecked}')
+    say(f"\n(answered by {result.model})")
+
+
+def read_conversations(path: Path) -> list[list[str]]:
+    """One JSON list of questions per non-blank line; a bad line is a UsageError naming it."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    conversations = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}, line {number}: not JSON ({e.msg})") from None
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(q, str) and q.strip() for q in value)
+        ):
+            raise UsageError(
+                f"{path}, line {number}: expected a JSON list of questions, "
+                'e.g. ["Which papers ...?", "summarize the second one"]'
+            )
+        conversations.append(value)
+    if not conversations:
+        raise UsageError(f"{path}: no conversation in the file")
+    return conversations
+
+
+def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
+    """Each line's questions asked in turn, each follow-up seeing the answers before it."""
+    from rag.answer import CitedAnswer, answer, open_assistant
+
+    if args.question is not None or args.batch is not None:
+        raise UsageError("give either a QUESTION, --batch FILE or --conversation FILE")
+    conversations = read_conversations(args.conversation)
+    assistant = open_assistant(settings)
+    for number, questions in enumerate(conversations, start=1):
+        history: list[dict[str, str]] = []
+        previous: CitedAnswer | None = None
+        turns = []
+        if not args.json:
+            say(f"# Conversation {number}")
+        for question in questions:
+            result = answer(question, history, assistant=assistant, previous=previous)
+            history += [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": result.answer},
+            ]
+            previous = result
+            turns.append({"question": question, **result.as_json()})
+            if not args.json:
+                say(f"## {question}")
+                say_answer(result)
+                say()
+        if args.json:
+            print(json_line({"turns": turns}))
     return 0
 
 

@@ -3,8 +3,15 @@
 No language model and no network. The sentences of the retrieved abstracts that answer the
 question best (embedding similarity, redundancy removed by MMR) are grouped by paper, most
 relevant paper first, each cited `[n]`. For "summarize X" questions the top paper(s) get a
-problem / method / result line each. Deterministic; the only text not quoted from an
-abstract is the fixed heading, the titles and the labels.
+problem / method / result line each. A question that asks for papers ("which papers...",
+"any work on...", "what is new in...", "summarize the work on X") gets one line per
+relevant retrieved paper: its title and the sentence that says what it contributes.
+
+For which / how questions and lists, contribution and result sentences ("we propose...",
+"...improves by 12%") are preferred to problem statements ("...is prohibitively expensive"),
+and a sentence that leans on the one before it ("However, these methods...") is avoided or
+quoted together with it. Deterministic; the only text not quoted from an abstract is the
+fixed heading, the titles and the labels.
 """
 
 from __future__ import annotations
@@ -39,6 +46,41 @@ _RESULT = re.compile(
     r"\d+(?:\.\d+)?\s*[x×]\b",
     re.IGNORECASE,
 )
+# Questions that ask for papers: one line per relevant paper.
+LIST_REQUEST = re.compile(
+    r"^\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
+    r"|articles|benchmarks|techniques)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
+    r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
+    r"(?:papers|works|studies|methods|approaches)\b|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
+    r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
+    r"progress|studies|advances)\b|\b(?:list|show|find)\s+(?:me\s+)?(?:the\s+|some\s+)?"
+    r"(?:papers|works|studies)\b|\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
+    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b",
+    re.IGNORECASE,
+)
+# Which / how questions want what a paper does, not the problem it starts from.
+WHICH_HOW = re.compile(r"^\W*(?:which|how|what\s+(?:methods?|approach|techniques?))\b", re.I)
+_PROBLEM = re.compile(
+    r"\b(?:however|challeng\w*|remains?|suffer\w*|limitations?|expensive|costly|prohibitive\w*"
+    r"|struggl\w*|fails?|lacks?|lacking|difficult\w*|bottlenecks?|hinder\w*|impractical"
+    r"|inefficien\w*|quadratic\w*|underexplored|unclear|open\s+question|little\s+is\s+known)\b",
+    re.IGNORECASE,
+)
+# Openers that need the sentence before to be understood ("However, these methods ...").
+_LEANING = re.compile(
+    r"^\W*(?:However|But|Yet|These|Those|Such|They|It|Its|Their|Moreover|Furthermore"
+    r"|Additionally|In\s+addition|Also|Nevertheless|Nonetheless|Thus|Therefore|Hence"
+    r"|Consequently|As\s+a\s+result|In\s+contrast|Instead|Similarly|Specifically|Meanwhile"
+    r"|Unfortunately|Despite\s+(?:this|these|that)|To\s+(?:this|that)\s+end"
+    r"|To\s+(?:address|tackle|solve|overcome|mitigate|alleviate|resolve|remedy|handle|fill|bridge)"
+    r"\s+(?:this|these|that|those|such|the\s+(?:above|aforementioned))"
+    r"|This(?!\s+(?:paper|work|study|article|report|thesis|manuscript)\b))\b"
+)
+_SIDE = re.compile(r"\b(?:also|further(?:more)?|additionally|finally)\b", re.IGNORECASE)
+CONTRIBUTION_BONUS = 0.08  # "we propose X" in a which/how question or a list
+RESULT_BONUS = 0.04
+PROBLEM_PENALTY = 0.08
+LEANING_PENALTY = 0.1
 # Sentences that only point elsewhere answer nothing.
 _NOISE = re.compile(
     r"https?://|www\.|github\.com|\b(?:code|data|models?|project page)\b[^.]{0,40}"
@@ -52,7 +94,9 @@ class Sentence:
     n: int  # source number
     position: int  # index of the sentence in its abstract
     text: str  # an exact slice of the abstract
-    similarity: float  # cosine similarity to the question, plus shared rare terms
+    similarity: float  # cosine similarity to the question, plus shared rare terms, plus the
+    # preference for contribution / result sentences and against leaning ones (`_quality`)
+    leaning: bool = False  # needs the sentence before it
 
 
 @dataclass(frozen=True)
@@ -71,10 +115,33 @@ class ExtractiveOptions:
     summary_papers: int = 2
     summary_margin: float = 0.05  # a second paper joins a summary if this close to the first
     min_similarity: float = -1.0  # sources below this (but the first) are not quoted
+    # "auto": from the question; "summary": problem / method / result of every source;
+    # "list": one line per source (those `relevant` allows); "answer": the best sentences
+    mode: str = "auto"
+    relevant: tuple[bool, ...] | None = None  # per source: above the relevance floor (lists)
 
 
 def is_summary_request(question: str) -> bool:
     return bool(SUMMARY_REQUEST.search(question))
+
+
+def is_list_request(question: str) -> bool:
+    """ "Which papers ...", "any work on ...", "summarize the work on X": a list of papers."""
+    return bool(LIST_REQUEST.search(question))
+
+
+def answer_mode(question: str) -> str:
+    if is_list_request(question):
+        return "list"
+    return "summary" if is_summary_request(question) else "answer"
+
+
+def contribution_sentence(abstract: str) -> str:
+    """The sentence that says what the paper contributes ("We propose X, ..."), exact."""
+    texts = [abstract[s:e] for s, e in split_sentences(abstract)] or [abstract]
+    methods = [t for t in texts if _METHOD.search(t) and not _NOISE.search(t)]
+    standing = [t for t in methods if not _LEANING.search(t)]
+    return (standing or methods or texts)[0]
 
 
 def extractive_answer(
@@ -85,22 +152,84 @@ def extractive_answer(
 ) -> ExtractiveAnswer:
     """Quote the sentences of `sources` (numbered from 1, best first) that answer `question`."""
     options = options or ExtractiveOptions()
-    usable = [
-        n
-        for n, source in enumerate(sources, start=1)
-        if n == 1 or source.similarity >= options.min_similarity
-    ][: options.max_papers]
-    candidates = _score_sentences(question, sources, usable, embeddings)
+    mode = answer_mode(question) if options.mode == "auto" else options.mode
+    if mode == "list":
+        relevant = options.relevant or (True,) * len(sources)
+        usable = [n for n in range(1, len(sources) + 1) if n == 1 or relevant[n - 1]]
+    else:
+        usable = [
+            n
+            for n, source in enumerate(sources, start=1)
+            if n == 1 or source.similarity >= options.min_similarity
+        ][: options.max_papers]
+    prefer = mode == "list" or bool(WHICH_HOW.search(question))
+    candidates = _score_sentences(question, sources, usable, embeddings, prefer)
     if not candidates:
         return ExtractiveAnswer(HEADING, [])
-    if is_summary_request(question):
+    if mode == "list":
+        return _listed(sources, candidates, usable)
+    if mode == "summary":
         return _summary(sources, candidates, options)
-    chosen = _select(candidates, options, lead=1)
+    chosen = _with_antecedents(_select(candidates, options, lead=1), candidates)
     return _render(sources, {n: [(s, "") for s in group] for n, group in _grouped(chosen).items()})
 
 
+def _listed(
+    sources: Sequence[RetrievedPaper],
+    candidates: list[tuple[Sentence, np.ndarray]],
+    usable: list[int],
+) -> ExtractiveAnswer:
+    """One line per paper, in retrieval order: its title and its best contribution sentence.
+
+    A sentence that leans on the one before is quoted with it (one exact stretch of text).
+    """
+    lines = [HEADING, ""]
+    quotes: list[Quote] = []
+    by_position = {(s.n, s.position): s for s, _ in candidates}
+    for n in usable:
+        own = [s for s, _ in candidates if s.n == n]
+        if not own:
+            continue
+        # The paper's own contribution: a "we propose / introduce" sentence that stands alone
+        # and is not a side contribution ("We also introduce..."), the best-matching such one.
+        claims = [s for s in own if _METHOD.search(s.text) and not _SIDE.search(s.text)]
+        best = max(
+            [s for s in claims if not s.leaning] or claims or own, key=lambda s: s.similarity
+        )
+        before = by_position.get((n, best.position - 1)) if best.leaning else None
+        abstract = sources[n - 1].paper.abstract
+        shown = best.text
+        if before is not None:
+            start = abstract.find(before.text)
+            end = abstract.find(best.text, start) + len(best.text)
+            shown = abstract[start:end] if 0 <= start < end else best.text
+        title = inert_markers(" ".join(sources[n - 1].paper.title.split()))
+        lines.append(f"- **{title}**: {inert_markers(shown)} [{n}]")
+        quotes.append(Quote(n, sources[n - 1].paper.id, best.text, best.similarity))
+    return ExtractiveAnswer("\n".join(lines), quotes)
+
+
+def _with_antecedents(
+    chosen: list[Sentence], candidates: list[tuple[Sentence, np.ndarray]]
+) -> list[Sentence]:
+    """The chosen sentences, plus the sentence before each one that leans on it."""
+    by_position = {(s.n, s.position): s for s, _ in candidates}
+    taken = {(s.n, s.position) for s in chosen}
+    result = list(chosen)
+    for sentence in chosen:
+        key = (sentence.n, sentence.position - 1)
+        if sentence.leaning and key not in taken and key in by_position:
+            result.append(by_position[key])
+            taken.add(key)
+    return result
+
+
 def _score_sentences(
-    question: str, sources: Sequence[RetrievedPaper], usable: list[int], embeddings: Embeddings
+    question: str,
+    sources: Sequence[RetrievedPaper],
+    usable: list[int],
+    embeddings: Embeddings,
+    prefer_contributions: bool = False,
 ) -> list[tuple[Sentence, np.ndarray]]:
     found: list[tuple[int, int, str]] = []
     spelled: list[str] = []  # what is embedded: abbreviations spelled out
@@ -119,9 +248,36 @@ def _score_sentences(
     query = _normalise([embeddings.embed_query(question)])[0]
     sims = matrix @ query + LEXICAL_WEIGHT * lexical_scores(question, spelled)
     return [
-        (Sentence(n, position, text, float(sim)), vector)
+        (
+            Sentence(
+                n,
+                position,
+                text,
+                float(sim) + _quality(text, position, prefer_contributions),
+                _leans(text, position),
+            ),
+            vector,
+        )
         for (n, position, text), sim, vector in zip(found, sims, matrix, strict=True)
     ]
+
+
+def _leans(text: str, position: int) -> bool:
+    return position > 0 and bool(_LEANING.search(text))
+
+
+def _quality(text: str, position: int, prefer_contributions: bool) -> float:
+    """What the sentence's kind adds to its match: contributions up, problems and leaning down."""
+    score = -LEANING_PENALTY if _leans(text, position) else 0.0
+    if not prefer_contributions:
+        return score
+    if _METHOD.search(text):
+        return score + CONTRIBUTION_BONUS
+    if _RESULT.search(text) and position > 0:
+        return score + RESULT_BONUS
+    if _PROBLEM.search(text) or position == 0:
+        return score - PROBLEM_PENALTY
+    return score
 
 
 def _select(

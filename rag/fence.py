@@ -17,8 +17,9 @@ import unicodedata
 from functools import cache
 from importlib import resources
 
-# Tags of the prompt's fences: <sources>, <source n="1">, <conversation> and their closings.
-_TAG = re.compile(r"<\s*/?\s*(?:sources?|conversation)", re.IGNORECASE)
+# Tags of the prompt's fences: <sources>, <source n="1">, <conversation>, <previous_sources>
+# and their closings.
+_TAG = re.compile(r"<\s*/?\s*(?:sources?|conversation|previous_sources)", re.IGNORECASE)
 _DROPPED = ("Cf", "Mn", "Me")  # invisible or combining: they do not change what a model reads
 
 

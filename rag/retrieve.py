@@ -227,22 +227,36 @@ class Retriever:
                 + self.settings.multilingual_relevance_weight * max(crosslingual)
                 - self.settings.multilingual_relevance_offset
             )
+        return max(self.paper_relevance(query, results))
+
+    def paper_relevance(self, query: str, results: list[RetrievedPaper]) -> list[float]:
+        """Each result's own relevance to `query`, on the scale of `relevance` (its best).
+
+        A list answer names the papers at or above retrieval.relevance_threshold.
+        """
+        if any(r.multilingual is not None for r in results):
+            return [
+                r.similarity
+                + self.settings.multilingual_relevance_weight * (r.multilingual or 0.0)
+                - self.settings.multilingual_relevance_offset
+                for r in results
+            ]
         query = english_query(query)
         keyword = self.index.keyword_index()
         wanted = terms(query)
         total = sum(keyword.idf(t) for t in wanted)
-        best = -1.0
+        scores = []
         for r in results:
             found = terms(f"{r.paper.title}\n{r.paper.abstract}") & wanted
             coverage = sum(keyword.idf(t) for t in found) / total if total else 0.0
-            best = max(best, r.similarity + self.settings.lexical_weight * coverage)
+            scores.append(r.similarity + self.settings.lexical_weight * coverage)
         if len(keyword.chunk_ids) < self.settings.vocabulary_min_chunks:
             # Too few abstracts to tell an unknown term from an unlucky one; instead a higher
             # bar: the same rule without the penalty lets off-topic questions through
             # (bench/calibrate_threshold.py --corpus seeds measures it).
-            return best - self.settings.small_corpus_margin
+            return [s - self.settings.small_corpus_margin for s in scores]
         unknown = min(len(keyword.unknown_terms(query)), 3)
-        return best - self.settings.unknown_term_penalty * unknown
+        return [s - self.settings.unknown_term_penalty * unknown for s in scores]
 
     def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
         """Whether the results answer `query` well enough to answer from them."""

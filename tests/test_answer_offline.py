@@ -29,7 +29,7 @@ from tests.helpers import DATA, read_jsonl
 
 SEED_QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
 SEED_UNANSWERABLE = [r["question"] for r in read_jsonl(DATA / "seed_unanswerable.jsonl")]
-BULLET = re.compile(r"^- (?:(?:Problem|Method|Result): )?(.+) \[(\d+)\]$")
+BULLET = re.compile(r"^- (?:(?:Problem|Method|Result): |\*\*(.+?)\*\*: )?(.+) \[(\d+)\]$")
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +50,13 @@ def assert_only_quotes(result: CitedAnswer) -> None:
             continue
         match = BULLET.match(line)
         assert match, line
-        n = int(match.group(2))
-        assert match.group(1) in sentences(result.sources[n - 1].paper.abstract)
+        n = int(match.group(3))
+        paper = result.sources[n - 1].paper
+        if match.group(1):  # a list line: title, then the quoted stretch of the abstract
+            assert match.group(1) == " ".join(paper.title.split())
+            assert match.group(2) in paper.abstract
+        else:
+            assert match.group(2) in sentences(paper.abstract)
         numbers.add(n)
     assert numbers == {c.n for c in result.citations}
     assert_numbered(result)

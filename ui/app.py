@@ -301,6 +301,8 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
     """Answer `question` into the chat, streaming; whatever fails, the question stays."""
     tiers, k = list(st.session_state.tiers), int(st.session_state.k)
     past = history(turns)
+    # The last answer's numbered sources, which a follow-up may point at ("the second one").
+    previous = next((t.answer for t in reversed(turns) if t.answer is not None), None)
     turn = Turn(question, tiers=tiers, k=k)
     turns.append(turn)
     with st.chat_message("user"):
@@ -311,7 +313,12 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
         try:
             with slot.container():
                 stream = stream_answer(
-                    question, past, assistant=assistant, filters=Filters(tiers=tiers), k=k
+                    question,
+                    past,
+                    assistant=assistant,
+                    filters=Filters(tiers=tiers),
+                    k=k,
+                    previous=previous,
                 )
                 st.write_stream(text_pieces(stream, result))
         except (AnswerError, StoreError) as e:
