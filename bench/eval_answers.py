@@ -8,7 +8,21 @@ LLM path against tests/openai_server.py, whose scripted model cites [1] and [2] 
 copied from the sources in its prompt plus an invalid [9]: citation numbers dropped, quotes
 matched to the copied sentence, and time spent outside the model.
 
-    .venv/bin/python bench/eval_answers.py [--index DIR] [--questions FILE]
+Then, offline, three sets that measure what a researcher asks of answers and conversations,
+each before (the answerer of --baseline-ref, run from a `git archive` of it in a subprocess,
+or the old follow-up rule: history only) and after, in the same run:
+
+- bench/conversations.jsonl: scripted conversations whose follow-ups point at the previous
+  answer's numbered sources ("the second one", "[3]", "the FlexPrefill paper", "which of
+  them are orals?"); a turn counts when the papers it cites are exactly the ones meant
+  (for "which of them are orals?" with none: when it says so).
+- bench/list_questions.jsonl: "which papers / any work on / what is new in" questions with
+  gold paper sets (a title rule, recorded in each row): the share of the retrieved gold
+  papers that the answer cites.
+- bench/quote_labels.jsonl: questions with the abstract sentence(s) that answer them: how
+  often the quote shown for the right paper is a labelled sentence.
+
+    .venv/bin/python bench/eval_answers.py [--index DIR] [--questions FILE] [--baseline-ref REF]
 
 Without --index it builds (or reuses) an index in /tmp/rag-bench/corpus-index.
 """
@@ -16,9 +30,13 @@ Without --index it builds (or reuses) an index in /tmp/rag-bench/corpus-index.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +56,9 @@ from rag.settings import with_overrides  # noqa: E402
 from tests.openai_server import OpenAIServer  # noqa: E402
 
 WARM_UP = "What is min-p sampling?"
+BENCH = ROOT / "bench"
+# main before list answers, better quotes and conversations (its answers number their sources)
+BASELINE_REF = "0f66d9c"
 
 
 @dataclass
@@ -144,6 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, help="an existing index of the corpus + seeds")
     parser.add_argument("--config", help="a config file or preset")
     parser.add_argument("--questions", type=Path, default=ROOT / "bench" / "ask_questions.jsonl")
+    parser.add_argument("--conversations", type=Path, default=BENCH / "conversations.jsonl")
+    parser.add_argument("--list-questions", type=Path, default=BENCH / "list_questions.jsonl")
+    parser.add_argument("--quote-labels", type=Path, default=BENCH / "quote_labels.jsonl")
+    parser.add_argument(
+        "--baseline-ref", default=BASELINE_REF, help="git ref of the answerer to compare with"
+    )
+    parser.add_argument("--skip-llm", action="store_true", help="offline sections only")
     args = parser.parse_args(argv)
 
     rows = read_questions(args.questions)
@@ -160,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
         offline.retriever.search(row["question"])
         retrieval_times.append(time.perf_counter() - started)
     offline_run = run(offline, rows)
+
+    exact_new = researcher_sections(args, offline, settings)
+    if args.skip_llm:
+        print_ask_section(rows, settings, threshold, offline_run, retrieval_times)
+        print(f"\nquotes exact substrings in the sections above: {exact_new}")
+        return 0
 
     timer = ModelTimer()
     scripted = ScriptedModel()
@@ -178,6 +212,19 @@ def main(argv: list[str] | None = None) -> int:
         requests = len(server.requests) - before
     online_times = [t for _, _, t in llm_run.answers]
 
+    print_ask_section(rows, settings, threshold, offline_run, retrieval_times)
+    print(f"\nquotes exact substrings in the sections above: {exact_new}")
+    print_llm_section(llm_run, scripted, timer, requests, online_times)
+    return 0
+
+
+def print_ask_section(
+    rows: list[dict[str, Any]],
+    settings: Any,
+    threshold: float,
+    offline_run: Run,
+    retrieval_times: list[float],
+) -> None:
     kinds = sorted({str(r.get("kind")) for r in rows})
     answerable = len(offline_run.answerable())
     print(
@@ -213,6 +260,14 @@ def main(argv: list[str] | None = None) -> int:
             ranked = [i + 1 for i, s in enumerate(got.sources) if is_right(got, i + 1, row["gold"])]
             print(f"    {row.get('id')}: right paper not cited (retrieved at {ranked or 'none'})")
 
+
+def print_llm_section(
+    llm_run: Run,
+    scripted: ScriptedModel,
+    timer: ModelTimer,
+    requests: int,
+    online_times: list[float],
+) -> None:
     dropped = sum(a.dropped_citations for _, a, _ in llm_run.answers)
     answered = [(row, a) for row, a, _ in llm_run.answers if not a.abstained]
     invalid_left = sum(bool(re.search(r"\[9\]", a.answer)) for _, a in answered)
@@ -239,7 +294,205 @@ def main(argv: list[str] | None = None) -> int:
     inside = 1000 * timer.seconds / max(1, len(online_times))
     print(f"  time inside the model             {inside:.0f} ms per answer ({model_share:.0%})")
     print(f"  overhead outside the model        {1000 * outside:.0f} ms per answer")
-    return 0
+
+
+def researcher_sections(args: argparse.Namespace, offline: Assistant, settings: Any) -> str:
+    """Conversations, list questions and labelled quotes, before and after; returns the
+    exact-quote count of every answer given here."""
+    checked = [0, 0]
+
+    def exact(result: CitedAnswer) -> None:
+        for c in result.citations:
+            checked[1] += 1
+            checked[0] += c.quote in result.sources[c.n - 1].paper.abstract
+
+    conversations = read_questions_file(args.conversations, "turns")
+    lists = read_questions(args.list_questions)
+    labels = read_questions(args.quote_labels)
+    baseline = Baseline(args.baseline_ref, settings)
+
+    print(f"\nconversations ({args.conversations.name}, {len(conversations)} conversations)")
+    for name, with_previous in (("before: history only (old rule)", False), ("after", True)):
+        scores = Tally()
+        for conversation in conversations:
+            score_conversation(conversation, offline, with_previous, scores, exact)
+        print(f"  {name:32s}  {scores.line()}")
+        if with_previous:
+            for miss in scores.misses[:8]:
+                print(f"    miss: {miss}")
+
+    print(f"\nlist questions ({args.list_questions.name}, {len(lists)} questions, k = 5)")
+    questions = [row["question"] for row in lists]
+    before = baseline.ask(questions)
+    times: list[float] = []
+    after = []
+    for question in questions:
+        started = time.perf_counter()
+        after.append(answer(question, assistant=offline))
+        times.append(time.perf_counter() - started)
+        exact(after[-1])
+    wide = [answer(q, assistant=offline, k=10) for q in questions]
+    for result in wide:
+        exact(result)
+    print(f"  before ({baseline.ref})              {list_coverage(lists, before)}")
+    print(f"  after                             {list_coverage(lists, [as_row(a) for a in after])}")
+    print(f"  after, k = 10                     {list_coverage(lists, [as_row(a) for a in wide])}")
+    print(f"  time per list answer (warm)       {ms(times)}")
+
+    print(f"\nlabelled quotes ({args.quote_labels.name}, {len(labels)} questions)")
+    before = baseline.ask([row["question"] for row in labels])
+    after_rows = []
+    for row in labels:
+        result = answer(row["question"], assistant=offline)
+        exact(result)
+        after_rows.append(as_row(result))
+    print(f"  before ({baseline.ref})              {quote_hits(labels, before)}")
+    print(f"  after                             {quote_hits(labels, after_rows)}")
+    exact_share = checked[0] / max(1, checked[1])
+    return f"{checked[0]}/{checked[1]} = {exact_share:.0%}"
+
+
+def read_questions_file(path: Path, key: str) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row.get(key), list):
+            raise SystemExit(f"{path}, line {number}: expected an object with a '{key}' list")
+    return rows
+
+
+@dataclass
+class Tally:
+    right: int = 0
+    total: int = 0
+    first_right: int = 0
+    skipped: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        share = self.right / max(1, self.total)
+        first = self.first_right / max(1, self.total)
+        skipped = f"; {self.skipped} not scored (the paper named was not shown)"
+        return (
+            f"referenced papers answered about {self.right}/{self.total} = {share:.0%} "
+            f"(first citation a referenced paper: {first:.0%})" + (skipped if self.skipped else "")
+        )
+
+
+def expected_ids(refers_to: dict[str, Any], previous: CitedAnswer) -> list[str] | None:
+    """The papers of `previous`'s numbered list a follow-up means; None: cannot be scored."""
+    shown = [s.paper for s in previous.sources]
+    cited = shown[: max((c.n for c in previous.citations), default=0)] or shown
+    if "positions" in refers_to:
+        if max(refers_to["positions"]) > len(shown):
+            return None
+        return [shown[n - 1].id for n in refers_to["positions"]]
+    if "name" in refers_to:
+        found = [p.id for p in shown if refers_to["name"].lower() in p.title.lower()]
+        return found or None
+    if "tier" in refers_to:
+        return [p.id for p in cited if p.tier == refers_to["tier"]]
+    if refers_to.get("cited") == "first":
+        return [cited[0].id] if cited else None
+    return [p.id for p in cited]
+
+
+def score_conversation(
+    conversation: dict[str, Any],
+    assistant: Assistant,
+    with_previous: bool,
+    scores: Tally,
+    exact: Any,
+) -> None:
+    history: list[dict[str, str]] = []
+    previous: CitedAnswer | None = None
+    for turn in conversation["turns"]:
+        question = turn["question"]
+        wanted = (
+            expected_ids(turn["refers_to"], previous) if previous and "refers_to" in turn else []
+        )
+        result = answer(
+            question, history, assistant=assistant, previous=previous if with_previous else None
+        )
+        exact(result)
+        if "refers_to" in turn:
+            if wanted is None:
+                scores.skipped += 1
+            else:
+                got = [c.paper_id for c in result.citations]
+                right = (
+                    set(got) == set(wanted)
+                    if wanted
+                    else not result.abstained and "None of the" in result.answer
+                )
+                scores.total += 1
+                scores.right += right
+                scores.first_right += bool(got) and (got[0] in wanted if wanted else False)
+                if not right:
+                    scores.misses.append(f"{conversation['id']}: {question!r}")
+        history += [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": result.answer},
+        ]
+        previous = result
+
+
+def as_row(result: CitedAnswer) -> dict[str, Any]:
+    return result.as_json()
+
+
+def list_coverage(rows: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
+    """Share of the retrieved gold papers that the answer cites."""
+    found = retrieved = lines = 0
+    for row, got in zip(rows, answers, strict=True):
+        gold = set(row["gold_ids"])
+        shown = {s["paper_id"] for s in got.get("sources", [])} & gold
+        cited = {c["paper_id"] for c in got["citations"]}
+        retrieved += len(shown)
+        found += len(shown & cited)
+        lines += len(cited)
+    share = found / max(1, retrieved)
+    return (
+        f"retrieved gold papers in the answer {found}/{retrieved} = {share:.0%}; "
+        f"papers cited per answer {lines / max(1, len(rows)):.1f}"
+    )
+
+
+def quote_hits(rows: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
+    hits = cited = 0
+    for row, got in zip(rows, answers, strict=True):
+        quotes = [c["quote"] for c in got["citations"] if c["paper_id"] == row["paper_id"]]
+        cited += bool(quotes)
+        hits += any(q in row["sentences"] for q in quotes)
+    return (
+        f"quote is a labelled sentence {hits}/{len(rows)} = {hits / max(1, len(rows)):.0%} "
+        f"(right paper cited in {cited})"
+    )
+
+
+class Baseline:
+    """The answerer of another commit, asked through its own `rag ask --batch --json`."""
+
+    def __init__(self, ref: str, settings: Any) -> None:
+        self.ref = ref
+        self.settings = settings
+        self.tree = Path(tempfile.mkdtemp(prefix="rag-baseline-"))
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(self.tree)], input=archive, check=True)
+
+    def ask(self, questions: list[str]) -> list[dict[str, Any]]:
+        batch = self.tree / "questions.txt"
+        batch.write_text("\n".join(questions) + "\n", encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": str(self.tree)}
+        command = [sys.executable, "-m", "rag.cli", "ask", "--batch", str(batch), "--json"]
+        command += ["--index", str(self.settings.store.index_dir), "--config", "offline"]
+        done = subprocess.run(
+            command, cwd=self.tree, env=env, capture_output=True, text=True, check=True
+        )
+        rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        assert [r["question"] for r in rows] == questions, "the baseline skipped a question"
+        return rows
 
 
 if __name__ == "__main__":

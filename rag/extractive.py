@@ -59,7 +59,10 @@ LIST_REQUEST = re.compile(
     re.IGNORECASE,
 )
 # Which / how questions want what a paper does, not the problem it starts from.
-WHICH_HOW = re.compile(r"^\W*(?:which|how|what\s+(?:methods?|approach|techniques?))\b", re.I)
+WHICH_HOW = re.compile(
+    r"^\W*(?:which|how)\b|(?:\band|,)\s+how\b|\bwhat\s+(?:methods?|approach\w*|techniques?)\b",
+    re.IGNORECASE,
+)
 _PROBLEM = re.compile(
     r"\b(?:however|challeng\w*|remains?|suffer\w*|limitations?|expensive|costly|prohibitive\w*"
     r"|struggl\w*|fails?|lacks?|lacking|difficult\w*|bottlenecks?|hinder\w*|impractical"
@@ -77,9 +80,9 @@ _LEANING = re.compile(
     r"|This(?!\s+(?:paper|work|study|article|report|thesis|manuscript)\b))\b"
 )
 _SIDE = re.compile(r"\b(?:also|further(?:more)?|additionally|finally)\b", re.IGNORECASE)
-CONTRIBUTION_BONUS = 0.08  # "we propose X" in a which/how question or a list
-RESULT_BONUS = 0.04
-PROBLEM_PENALTY = 0.08
+CONTRIBUTION_BONUS = 0.1  # "we propose X" in a which/how question or a list
+RESULT_BONUS = 0.05
+PROBLEM_PENALTY = 0.1
 LEANING_PENALTY = 0.1
 # Sentences that only point elsewhere answer nothing.
 _NOISE = re.compile(
@@ -97,6 +100,7 @@ class Sentence:
     similarity: float  # cosine similarity to the question, plus shared rare terms, plus the
     # preference for contribution / result sentences and against leaning ones (`_quality`)
     leaning: bool = False  # needs the sentence before it
+    claim: bool = False  # says what the paper does or finds ("we propose", "outperforms")
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,8 @@ def extractive_answer(
     if mode == "summary":
         return _summary(sources, candidates, options)
     chosen = _with_antecedents(_select(candidates, options, lead=1), candidates)
-    return _render(sources, {n: [(s, "") for s in group] for n, group in _grouped(chosen).items()})
+    groups = {n: [(s, "") for s in group] for n, group in _grouped(chosen).items()}
+    return _render(sources, groups, prefer_claims=prefer)
 
 
 def _listed(
@@ -255,11 +260,16 @@ def _score_sentences(
                 text,
                 float(sim) + _quality(text, position, prefer_contributions),
                 _leans(text, position),
+                _is_claim(text, position),
             ),
             vector,
         )
         for (n, position, text), sim, vector in zip(found, sims, matrix, strict=True)
     ]
+
+
+def _is_claim(text: str, position: int) -> bool:
+    return bool(_METHOD.search(text)) or (position > 0 and bool(_RESULT.search(text)))
 
 
 def _leans(text: str, position: int) -> bool:
@@ -357,7 +367,9 @@ def _problem_method_result(own: list[Sentence]) -> list[tuple[Sentence, str]]:
 
 
 def _render(
-    sources: Sequence[RetrievedPaper], groups: dict[int, list[tuple[Sentence, str]]]
+    sources: Sequence[RetrievedPaper],
+    groups: dict[int, list[tuple[Sentence, str]]],
+    prefer_claims: bool = False,
 ) -> ExtractiveAnswer:
     lines = [HEADING]
     quotes: list[Quote] = []
@@ -370,7 +382,11 @@ def _render(
         for sentence, label in group:
             prefix = f"{label}: " if label else ""
             lines.append(f"- {prefix}{inert_markers(sentence.text)} [{n}]")
-        best = max((s for s, _ in group), key=lambda s: s.similarity)
+        # The quote shown for the paper: for which / how questions, the best of the lines that
+        # say what it does or finds, when there is one; the others give the context.
+        shown = [s for s, _ in group]
+        pool = [s for s in shown if s.claim and not s.leaning] if prefer_claims else []
+        best = max(pool or shown, key=lambda s: s.similarity)
         quotes.append(Quote(n, paper.id, best.text, best.similarity))
     return ExtractiveAnswer("\n".join(lines), quotes)
 
