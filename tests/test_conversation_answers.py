@@ -119,7 +119,8 @@ def test_cli_conversation_follow_up_on_the_seeds(
     first, follow_up = json.loads(lines[0])["turns"]
     (alone,) = json.loads(lines[1])["turns"]
     assert first == alone  # each line is a conversation of its own
-    assert list(first) == ["question", "answer", "abstained", "model", "citations", "sources"]
+    assert list(first)[:5] == ["question", "answer", "abstained", "model", "citations"]
+    assert list(first)[-1] == "sources"
     second = first["sources"][1]["paper_id"]
     assert {c["paper_id"] for c in follow_up["citations"]} == {second}
     assert follow_up["sources"][0]["paper_id"] == second
