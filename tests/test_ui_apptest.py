@@ -17,12 +17,15 @@ from streamlit.testing.v1 import AppTest
 from rag.answer import Citation, CitedAnswer
 from rag.index import build_index
 from rag.loaders import Paper
+from rag.messages import MESSAGES
 from rag.retrieve import RetrievedPaper
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 from tests.openai_server import OpenAIServer, Reply
+from ui.feedback import RateLimit, latest_feedback
 from ui.render import (
     Turn,
     chat_markdown,
+    display_text,
     escape_answer,
     escape_message,
     escape_text,
@@ -107,15 +110,21 @@ def card_titles(at: AppTest, turn_index: int) -> dict[str, str]:
     }
 
 
+def banner(at: AppTest) -> Any:
+    """The one-line offline banner (an expander holding the details), or None."""
+    return next((e for e in at.main.expander if e.label.startswith("Offline")), None)
+
+
 def test_offline_chat_cites_the_right_paper_and_logs_feedback(app_env: Path) -> None:
     at = start()
-    banner = " ".join(i.value for i in at.info)
-    assert "Offline" in banner and "OPENAI_API_KEY" in banner and "local-server" in banner
+    offline = banner(at)
+    assert offline.label == "Offline: quoted extracts · Connect a model" and not at.info
+    details = " ".join(m.value for m in offline.markdown)
+    assert "OPENAI_API_KEY" in details and "local-server" in details
+    assert at.sidebar.selectbox[0].value == "configured"
+    assert at.sidebar.selectbox[0].format_func("configured") == "Offline: quoted extracts"
     sidebar = " ".join(plain(m.value) for m in at.sidebar.markdown)
-    assert "**offline:extractive**" in sidebar and "**24** papers" in sidebar
-    assert "all-MiniLM-L6-v2" in sidebar
-    examples = [b.label for b in at.button if b.key and b.key.startswith("example-")]
-    assert len(examples) == 3
+    assert "**24** papers" in sidebar and "all-MiniLM-L6-v2" in sidebar
 
     ask(at, DARK_QUESTION)
     [turn] = turns(at)
@@ -124,26 +133,31 @@ def test_offline_chat_cites_the_right_paper_and_logs_feedback(app_env: Path) -> 
     first = answer.citations[0]
     assert first.paper_id == DARKBENCH
     assert first.quote in answer.sources[first.n - 1].paper.abstract
-    # The answer's [n] links to the card of that source, and the card names the paper.
+    # The answer's [n] links to the source of that number, with its title as hover text.
     shown = at.chat_message[1].markdown[0].value
-    assert f"[\\[{first.n}\\]](#src-0-{first.n})" in shown
+    assert f'[\\[{first.n}\\]](#src-0-{first.n} "DarkBench' in shown
+    # Every retrieved paper is listed under the answer, numbered by position, no gaps.
     titles = card_titles(at, 0)
+    assert list(titles) == [f"src-0-{n}" for n in range(1, len(answer.sources) + 1)]
     assert titles[f"src-0-{first.n}"] == (
         f"[{first.n}] DarkBench: Benchmarking Dark Patterns in Large Language Models"
     )
-    assert len(titles) == len({c.n for c in answer.citations})
     card_text = " ".join(m.value for m in at.chat_message[1].markdown)
     assert ":red-badge[Oral]" in card_text
     assert f"(https://openreview.net/forum?id={DARKBENCH})" in card_text
-    # The abstract sits collapsed in an expander, the cited sentence highlighted.
-    abstract = at.chat_message[1].expander[0]
-    assert abstract.label == "Abstract"
-    assert f":orange-background[{escape_text(first.quote)}]" in abstract.markdown[0].value
+    # Each card sits collapsed in an expander, the cited sentence highlighted in the abstract;
+    # the quote is not repeated beside it.
+    cards = at.chat_message[1].expander
+    assert [c.label for c in cards] == ["Card"] * len(answer.sources)
+    abstract = cards[first.n - 1].markdown[-1].value
+    assert f":orange-background[{display_text(first.quote)}]" in abstract
+    assert not [m for m in at.chat_message[1].markdown if m.value.startswith("> ")]
 
-    # Thumbs up goes to the JSONL log with the question, the answer and its citations.
+    # Thumbs up goes to the JSONL log with ids, the question, the answer and its citations.
     at.feedback[0].set_value(1).run()
     [record] = read_jsonl(app_env)
     assert record["rating"] == "up" and record["question"] == DARK_QUESTION
+    assert record["session"] == at.session_state["session_id"] and record["turn"] == turn.id
     assert record["answer"] == answer.answer
     assert record["citations"][0]["paper_id"] == DARKBENCH
     assert record["citations"][0]["quote"] == first.quote
@@ -162,15 +176,21 @@ def test_offline_chat_cites_the_right_paper_and_logs_feedback(app_env: Path) -> 
     assert turns(at) == [] and not at.chat_message
 
 
-def test_an_example_question_is_asked_when_clicked(app_env: Path) -> None:
+def test_every_example_shown_is_answered_by_the_loaded_index(app_env: Path) -> None:
     at = start()
-    example = next(b for b in at.button if b.key and b.key.startswith("example-"))
-    example.click().run()
-    assert not at.exception
-    [turn] = turns(at)
-    assert turn.question == example.label and turn.answer is not None
-    assert plain(at.chat_message[0].markdown[0].value) == example.label
-    assert not [b for b in at.button if b.key and b.key.startswith("example-")]
+    labels = [b.label for b in at.button if b.key and b.key.startswith("example-")]
+    # This 24-paper index on language models answers the DarkBench example, not FlashAttention.
+    assert "Which benchmark detects dark patterns in large language models?" in labels
+    assert not [q for q in labels if "FlashAttention" in q or "spatial intelligence" in q]
+    for i in range(len(labels)):
+        at = start()
+        next(b for b in at.button if b.label == labels[i]).click().run()
+        assert not at.exception
+        [turn] = turns(at)
+        assert turn.question == labels[i] and turn.answer is not None
+        assert not turn.answer.abstained, labels[i]
+        assert plain(at.chat_message[0].markdown[0].value) == labels[i]
+        assert not [b for b in at.button if b.key and b.key.startswith("example-")]
 
 
 def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
@@ -190,9 +210,9 @@ def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
     assert {s.paper.id for s in filtered.sources}.isdisjoint(
         {s.paper.id for s in unfiltered.sources}
     )
-    # Every card under the filtered answer carries the Poster badge, and only that one.
+    # Every source under the filtered answer carries the Poster badge, and only that one.
     cards = " ".join(m.value for m in at.chat_message[3].markdown)
-    assert cards.count(":blue-badge[Poster]") == len(at.chat_message[3].subheader) > 0
+    assert cards.count(":blue-badge[Poster]") == len(at.chat_message[3].subheader) == 3
     assert ":red-badge[" not in cards and ":orange-badge[" not in cards
 
 
@@ -206,8 +226,9 @@ def test_llm_error_is_shown_and_the_chat_kept(
         monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
         server.script(Reply(status=status, content="scripted failure"))
         at = start()
-        assert not at.info  # no offline banner: a model is configured
-        assert "openai:gpt-test" in " ".join(plain(m.value) for m in at.sidebar.markdown)
+        assert banner(at) is None  # no offline banner: a model is configured
+        menu = at.sidebar.selectbox[0]
+        assert menu.format_func(menu.value) == f"openai:gpt-test at {server.base_url}"
 
         ask(at, DARK_QUESTION)
         [error] = at.error
@@ -231,19 +252,24 @@ def test_llm_error_is_shown_and_the_chat_kept(
 def test_replay_shows_an_abstention_with_its_nearest_papers_and_a_failed_turn(
     app_env: Path,
 ) -> None:
-    paper = Paper(
-        id="p1",
-        title="Nearest <b>one</b>",
-        abstract="About something else.",
-        decision="Accept (Poster)",
-        url="https://openreview.net/forum?id=p1",
-    )
+    papers = [
+        Paper(
+            id=f"p{i}",
+            title=f"Nearest <b>{i}</b>",
+            abstract="About something else.",
+            decision="Accept (Poster)",
+            url=f"https://openreview.net/forum?id=p{i}",
+        )
+        for i in range(1, 6)
+    ]
+    refusal = ["No ICLR 2025 abstract in the index covers this question.", ""]
+    refusal += [MESSAGES["en"]["nearest"], *(f"- {p.title}" for p in papers)]
     abstained = CitedAnswer(
         question="music?",
         standalone_question="music?",
-        answer="No ICLR 2025 abstract in the index covers this question.",
+        answer="\n".join(refusal),
         citations=[],
-        sources=[RetrievedPaper(paper, 0.1, 0.1)],
+        sources=[RetrievedPaper(p, 0.1, 0.1) for p in papers],
         abstained=True,
         model="offline:extractive",
     )
@@ -255,10 +281,15 @@ def test_replay_shows_an_abstention_with_its_nearest_papers_and_a_failed_turn(
     at.run()
     assert not at.exception
     reply = at.chat_message[1]
-    assert "**Nearest papers**" in [m.value for m in reply.markdown]
-    [title] = reply.subheader
-    assert plain(title.value) == "Nearest <b>one</b>" and not title.proto.anchor
-    assert any(":blue-badge[Poster]" in m.value for m in reply.markdown)
+    # The refusal, then the 3 closest papers once: not also as a list in the text.
+    shown = [m.value for m in reply.markdown]
+    assert plain(shown[0]) == "No ICLR 2025 abstract in the index covers this question."
+    assert "**Closest papers, low match**" in shown
+    titles = [plain(t.value) for t in reply.subheader]
+    assert titles == [f"[{i}] Nearest <b>{i}</b>" for i in (1, 2, 3)]
+    assert not [t for t in reply.subheader if t.proto.anchor]
+    assert sum("Nearest <b>" in plain(v) for v in shown) == 0
+    assert sum(":blue-badge[Poster]" in v and "closest, low match" in v for v in shown) == 3
     [error] = at.chat_message[3].error
     assert "Cannot connect to the server at http://127.0.0.1:9/v1" in plain(error.value)
     assert [b.label for b in at.chat_message[3].button] == ["Ask again"]
@@ -274,12 +305,18 @@ def test_missing_index_offers_to_build_it(
     at = start()
     assert "no index" in at.warning[0].value.lower()
     assert not at.chat_message
+    # A question asked before the index exists is not sent, and says why.
+    ask(at, DARK_QUESTION)
+    assert "Not sent: the index is not open" in plain(at.chat_message[1].error[0].value)
     build = next(b for b in at.button if b.label == "Build the index")
 
     build.click().run()
     assert not at.exception and not at.warning
     assert "Indexed 5 papers" in at.success[0].value
     assert "**5** papers" in " ".join(plain(m.value) for m in at.sidebar.markdown)
+    # The index is open: the "Not sent ... (see above)" turn, pointing at a warning that is
+    # gone, has gone too.
+    assert not at.error and not at.chat_message and turns(at) == []
     ask(at, DARK_QUESTION)
     answer = turns(at)[0].answer
     assert answer is not None and answer.citations[0].paper_id == DARKBENCH
@@ -347,8 +384,8 @@ def test_highlight_marks_each_quote_once() -> None:
     abstract = "First [a] sentence. Second <b> one. Third one."
     shown = highlighted_abstract(abstract, ["Second <b> one.", "Second <b> one.", "missing"])
     assert shown.count(":orange-background[") == 1
-    assert ":orange-background[Second \\<b\\> one\\.]" in shown
-    assert plain(shown) == "First [a] sentence. :orange-background[Second <b> one.] Third one."
+    assert "**:orange-background[Second \\<b\\> one\\.]**" in shown
+    assert plain(shown) == "First [a] sentence. **:orange-background[Second <b> one.]** Third one."
 
 
 def cited(paper: Paper, citation: Citation) -> CitedAnswer:
@@ -385,3 +422,157 @@ def test_export_names_the_tier_the_citation_carries() -> None:
 def test_error_messages_keep_code_and_lose_markup() -> None:
     shown = escape_message("no index at /x: build it with `rag ingest` <b>[now]</b>")
     assert shown == "No index at /x: build it with `rag ingest` \\<b\\>\\[now\\]\\</b\\>"
+
+
+# The model menu, feedback, the source list, math ----------------------------------------------
+
+
+def test_the_model_menu_switches_models_without_a_restart(
+    app_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OpenAIServer() as server:
+        monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+        monkeypatch.setenv("RAG_LLM__BASE_URL", server.base_url)
+        monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
+        at = start()
+        menu = at.sidebar.selectbox[0]
+        labels = list(menu.options)
+        # The configured server first, then offline; no OpenAI without a key.
+        assert labels[0] == f"openai:gpt-test at {server.base_url}"
+        assert "Offline: quoted extracts" in labels and "openai:gpt-4o-mini" not in labels
+
+        server.script("DarkBench is a benchmark of dark design patterns in LLMs [1].")
+        ask(at, DARK_QUESTION)
+        assert turns(at)[0].answer.model == "openai:gpt-test"  # type: ignore[union-attr]
+        assert len(server.requests) == 1
+
+        at.sidebar.selectbox[0].set_value("offline").run()
+        assert banner(at) is not None  # offline now: the banner is back
+        ask(at, DARK_QUESTION)
+        offline = turns(at)[1].answer
+        assert offline is not None and offline.model == "offline:extractive"
+        assert offline.citations[0].paper_id == DARKBENCH
+        assert len(server.requests) == 1  # nothing was sent to the server
+
+        at.sidebar.selectbox[0].set_value("configured").run()
+        # With a chat behind it, the model first rewrites the question, then answers.
+        server.script(DARK_QUESTION, "Back on the server: DarkBench [1].")
+        ask(at, DARK_QUESTION)
+        back = turns(at)[2].answer
+        assert back is not None and back.model == "openai:gpt-test"
+        assert back.answer.startswith("Back on the server") and len(server.requests) == 3
+        assert [t.question for t in turns(at)] == [DARK_QUESTION] * 3  # the chat was kept
+
+
+def test_openai_is_offered_only_with_its_key(
+    app_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-value")
+    at = start()
+    menu = at.sidebar.selectbox[0]
+    assert "openai:gpt-4o-mini" in menu.options
+    assert "sk-test-SECRET" not in str(at.sidebar)
+
+
+def test_feedback_has_ids_a_changed_rating_supersedes_and_down_asks_why(app_env: Path) -> None:
+    at = start()
+    ask(at, DARK_QUESTION)
+    ask(at, EVAL_QUESTION)
+    first, second = turns(at)
+    at.feedback[0].set_value(1).run()  # up,
+    at.feedback[0].set_value(0).run()  # then down:
+    form = at.chat_message[1].get("form")[0]
+    pills = at.chat_message[1].pills[0]
+    assert pills.label == "What went wrong?" and "Wrong paper" in pills.options
+    pills.set_value(["Wrong paper", "Missed a paper"])
+    at.chat_message[1].text_input[0].input("It should cite the\u2028DarkBench paper")
+    assert form is not None
+    at.chat_message[1].button[-1].click().run()  # "Send"
+    at.feedback[1].set_value(1).run()
+    assert not at.exception
+
+    raw = app_env.read_bytes()
+    assert raw.isascii() and raw.count(b"\n") == 4  # ASCII-escaped: U+2028 splits no line
+    records = read_jsonl(app_env)
+    session = at.session_state["session_id"]
+    assert [(r["session"], r["turn"], r["rating"]) for r in records] == [
+        (session, first.id, "up"),
+        (session, first.id, "down"),
+        (session, first.id, "down"),
+        (session, second.id, "up"),
+    ]
+    latest = latest_feedback(app_env)
+    assert [(r["turn"], r["rating"]) for r in latest] == [(first.id, "down"), (second.id, "up")]
+    assert latest[0]["reasons"] == ["Wrong paper", "Missed a paper"]
+    assert latest[0]["comment"] == "It should cite the DarkBench paper"
+
+
+def test_feedback_is_rate_limited_per_session(app_env: Path) -> None:
+    at = start()
+    ask(at, DARK_QUESTION)
+    for value in (1, 0, 1, 0):
+        at.feedback[0].set_value(value).run()
+    at.session_state["feedback_limit"] = RateLimit(limit=2)
+    for value in (1, 0, 1):
+        at.feedback[0].set_value(value).run()
+    assert len(read_jsonl(app_env)) == 4 + 2
+    assert "too many ratings" in at.toast[0].value
+    # Another session has its own allowance.
+    other = start()
+    ask(other, DARK_QUESTION)
+    other.feedback[0].set_value(1).run()
+    assert len(read_jsonl(app_env)) == 7
+
+
+def test_the_sources_setting_changes_what_the_answer_shows(app_env: Path) -> None:
+    at = start()
+    at.sidebar.slider[0].set_value(2)
+    ask(at, EVAL_QUESTION)
+    at.sidebar.slider[0].set_value(8)
+    ask(at, EVAL_QUESTION)
+    few, many = (t.answer for t in turns(at))
+    assert few is not None and many is not None
+    assert len(card_titles(at, 0)) == len(few.sources) == 2
+    assert len(card_titles(at, 1)) == len(many.sources) == 8
+    assert [s.paper.id for s in many.sources[:2]] == [s.paper.id for s in few.sources]
+
+
+MATH_ABSTRACT = (
+    "Attention costs $O(N^2)$ for $N$ tokens. We propose the \\OOO{} framework with an "
+    "\\underline{\\textit{O}}rthogonal cache. 2) Cumulative attention keeps $\\bv$ sparse."
+)
+
+
+def test_math_and_latex_macros_in_a_replayed_answer(app_env: Path) -> None:
+    paper = Paper(
+        id="m1",
+        title="Fast $O(N)$ attention with \\textbf{OOO}",
+        abstract=MATH_ABSTRACT,
+        decision="Accept (Oral)",
+        url="https://openreview.net/forum?id=m1",
+    )
+    quote = "2) Cumulative attention keeps $\\bv$ sparse."
+    answer = CitedAnswer(
+        question="q",
+        standalone_question="q",
+        answer=f"**Fast attention** [1]\n- {quote} [1]\n- Attention costs $O(N^2)$ [1]",
+        citations=[Citation(1, "m1", paper.title, paper.url, paper.decision, quote, "Oral")],
+        sources=[RetrievedPaper(paper, 1.0, 0.9)],
+        abstained=False,
+        model="offline:extractive",
+    )
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["turns"] = [Turn("q", answer=answer)]
+    at.run()
+    assert not at.exception
+    text = at.chat_message[1].markdown[0].value
+    assert "costs $O(N^2)$" in text  # KaTeX math
+    assert "- 2\\) Cumulative" in text  # not a nested list
+    assert "keeps bv sparse" in text  # an unknown macro is text, not a KaTeX error
+    [title] = at.chat_message[1].subheader
+    assert plain(title.value) == "[1] Fast $O(N)$ attention with OOO"
+    abstract = at.chat_message[1].expander[0].markdown[-1].value
+    assert "costs $O(N^2)$ for $N$ tokens" in abstract
+    assert "the OOO framework with an Orthogonal cache" in plain(abstract)
+    assert "**:orange-background[2\\) Cumulative attention keeps bv sparse\\.]**" in abstract
+    assert answer.citations[0].quote in paper.abstract  # the evidence itself is unchanged

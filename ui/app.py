@@ -9,10 +9,11 @@ answers from `rag.answer`. The models and the index are opened once per process.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,39 +25,55 @@ from rag.answer import AnswerError, Assistant, CitedAnswer, open_assistant, stre
 from rag.build_status import BuildStatus, read_build_status, recording_build
 from rag.index import build_index
 from rag.loaders import TIERS, LoadError
-from rag.models import OFFLINE_MODEL, ModelError, chat_model_name, make_embeddings
-from rag.redact import display_url, redact
-from rag.retrieve import Filters, RetrievedPaper
-from rag.settings import ConfigError, EmbeddingSettings, Settings, get_settings, preset_names
+from rag.messages import MESSAGES
+from rag.models import (
+    OFFLINE_MODEL,
+    ModelError,
+    chat_model_name,
+    make_chat_model,
+    make_embeddings,
+)
+from rag.redact import redact
+from rag.retrieve import Filters
+from rag.settings import ConfigError, EmbeddingSettings, Settings, get_settings
 from rag.store import IndexMismatchError, IndexMissingError, StoreError
 from ui import explore
+from ui.feedback import MAX_COMMENT, REASONS, RateLimit, append_feedback, feedback_record
+from ui.model_menu import CONFIGURED, ModelChoice, model_choices
 from ui.render import (
+    SourceRow,
     Turn,
     answer_markdown,
     card_anchor,
-    citations_by_number,
+    card_details,
+    display_answer,
     escape_answer,
     escape_message,
     escape_text,
-    feedback_record,
     highlighted_abstract,
     history,
-    source_link,
-    tier_badge,
+    source_facts,
+    source_line,
+    source_rows,
 )
 
 PAGE_ICON = Path(__file__).with_name("icon.png")
-LLM_PRESETS = [name for name in ("offline", "openai", "local-server") if name in preset_names()]
-# Our own static CSS (no untrusted text): card titles the size of a small heading.
+# Our own static CSS (no untrusted text): source titles the size of a line of bold text.
 CARD_STYLE = """<style>
-[class*="st-key-card-"] h3 { font-size: 1.15rem; padding: 0.25rem 0 0 0; }
+[class*="st-key-card-"] h3 { font-size: 1rem; padding: 0.1rem 0 0 0; }
+[class*="st-key-card-"] { gap: 0.25rem; }
 </style>"""
-# Answered (not abstained) from both the bundled seed papers and the full corpus.
-EXAMPLES = [
+# Offered when the loaded index answers them (checked once per index generation).
+EXAMPLE_CANDIDATES = [
     "How can attention masks be supported efficiently in FlashAttention?",
     "Summarize the work on evaluating LLM unlearning",
+    "Which papers make attention cheaper for long sequences?",
+    "Which benchmark detects dark patterns in large language models?",
     "Do frontier models have the spatial intelligence of animals?",
+    "How are LLM agents evaluated on software engineering tasks?",
 ]
+EXAMPLES_SHOWN = 3
+NOT_SENT = "Not sent: the index is not open (see above)."
 
 
 # Settings are pydantic models: cached resources are keyed on their JSON, so equal settings
@@ -79,6 +96,36 @@ def load_assistant(settings: Settings) -> Assistant:
     assistant = open_assistant(settings, embeddings=load_embeddings(settings.embedding))
     assistant.warm_up()  # load the model and BM25 now, not at the first question
     return assistant
+
+
+@st.cache_resource(show_spinner=False, hash_funcs=BY_VALUE)
+def load_model_assistant(settings: Settings, _base: Assistant) -> Assistant:
+    """The assistant for another model menu choice: the base one's index, this chat model."""
+    try:
+        chat_model = make_chat_model(settings.llm)
+    except ModelError as e:
+        raise AnswerError(str(e)) from None
+    return Assistant(settings, _base.retriever, chat_model, _base.embeddings)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def answerable_examples(index: str, generation: str, _assistant: Assistant) -> list[str]:
+    """The example questions this index answers: their top paper passes the relevance floor.
+
+    Cached per index and generation, so a rebuilt index is checked again.
+    """
+    retriever = _assistant.retriever
+    kept = []
+    for question in EXAMPLE_CANDIDATES:
+        try:
+            sources = retriever.search(question)
+        except (StoreError, ValueError):
+            continue
+        if sources and retriever.is_relevant(question, sources):
+            kept.append(question)
+        if len(kept) == EXAMPLES_SHOWN:
+            break
+    return kept
 
 
 def read_settings() -> Settings:
@@ -195,55 +242,82 @@ def ask_again(turn_id: str) -> None:
         use_example(failed.question)
 
 
-def save_feedback(turn_id: str, path: Path) -> None:
-    """Append the rating of one answer, with its question and citations, to the JSONL log."""
-    rating = st.session_state.get(f"feedback-{turn_id}")
+def save_feedback(turn_id: str, path: Path, details: bool = False) -> None:
+    """Append the rating of one answer (and, from the thumbs-down form, its reasons and
+    comment) to the JSONL log; it supersedes this turn's earlier rating."""
     turn = next((t for t in st.session_state.turns if t.id == turn_id), None)
-    if turn is None or rating is None:
+    if turn is None:
         return
-    record = feedback_record(turn, "up" if rating == 1 else "down")
+    value = st.session_state.get(f"feedback-{turn_id}")
+    rating = None if value is None else "up" if value == 1 else "down"
+    reasons: list[str] = []
+    comment = ""
+    if details and rating == "down":
+        reasons = list(st.session_state.get(f"reasons-{turn_id}") or [])
+        comment = str(st.session_state.get(f"comment-{turn_id}") or "")
+    limit: RateLimit = st.session_state.setdefault("feedback_limit", RateLimit())
+    if not limit.allow(time.monotonic()):
+        st.toast(
+            "Feedback not saved: too many ratings from this page; try again in a few minutes.",
+            icon=":material/hourglass:",
+        )
+        return
+    record = feedback_record(turn, st.session_state.session_id, rating, reasons, comment)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        append_feedback(path, record)
     except OSError as e:
         st.toast(f"Feedback not saved: {escape_message(e)}", icon=":material/error:")
         return
     st.toast("Thanks, feedback saved.", icon=":material/thumb_up:")
 
 
-def show_card(
-    turn_index: int,
-    n: int,
-    source: RetrievedPaper,
-    quotes: list[str],
-    rank: int = 0,
-    supported: bool | None = True,
-) -> None:
-    """One source card: title, decision badge, OpenReview link, abstract with the quote marked.
+def show_feedback(turn: Turn, path: Path) -> None:
+    """Thumbs up/down; a thumbs-down opens reason chips and an optional comment."""
+    st.feedback("thumbs", key=f"feedback-{turn.id}", on_change=save_feedback, args=(turn.id, path))
+    if st.session_state.get(f"feedback-{turn.id}") != 0:
+        return
+    with st.form(key=f"why-{turn.id}", border=False, enter_to_submit=False):
+        st.pills("What went wrong?", REASONS, selection_mode="multi", key=f"reasons-{turn.id}")
+        st.text_input(
+            "Comment (optional)",
+            key=f"comment-{turn.id}",
+            max_chars=MAX_COMMENT,
+            placeholder="What should the answer have said?",
+        )
+        st.form_submit_button("Send", on_click=save_feedback, args=(turn.id, path, True))
 
-    `supported`: False when the answer's claim citing it is not found in the abstract, None
-    when that could not be checked (rag.verify).
-    """
-    paper = source.paper
-    with st.container(border=True, key=f"card-{turn_index}-{n}-{rank}"):
-        label = f"\\[{n}\\] {escape_text(paper.title)}" if n else escape_text(paper.title)
-        st.subheader(label, anchor=card_anchor(turn_index, n) if n else False)
-        facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
-        facts.append(source_link(paper.url))
-        st.markdown(" · ".join(facts))
-        if supported is False:
+
+def show_source(turn_index: int, row: SourceRow, abstained: bool) -> None:
+    """One line of the source list ([n] title, tier, link) and its card on demand: authors,
+    keywords, the abstract with the cited sentences highlighted, related papers."""
+    paper = row.source.paper
+    with st.container(key=f"card-{turn_index}-{row.n}"):
+        # A refusal cites nothing, so its papers get no [n] anchor to link to.
+        st.subheader(
+            source_line(row), anchor=False if abstained else card_anchor(turn_index, row.n)
+        )
+        st.markdown(source_facts(row, abstained))
+        if row.supported is False:
             st.warning(
                 "Not found in this abstract: no sentence of it supports the claim citing it.",
                 icon=":material/report:",
             )
-        elif supported is None:
-            st.caption("Not checked against the abstract: the sentence below is only the nearest.")
-        for quote in quotes:
-            st.markdown(f"> {escape_text(quote)}")
-        with st.expander("Abstract", expanded=False, icon=":material/article:"):
-            st.markdown(highlighted_abstract(paper.abstract, quotes))
-        explore.related_in_card(assistant, paper.id, f"{turn_index}-{n}-{rank}")
+        elif row.supported is None:
+            st.caption("Not checked against the abstract: the sentence marked is only the nearest.")
+        with st.expander("Card", expanded=False, icon=":material/article:"):
+            details = card_details(paper)
+            if details:
+                st.markdown(details)
+            st.markdown(highlighted_abstract(paper.abstract, row.quotes))
+            explore.related_in_card(assistant, paper.id, f"{turn_index}-{row.n}")
+
+
+def refusal_text(answer: CitedAnswer) -> str:
+    """A refusal without the library's list of nearest titles (the page lists them below)."""
+    headings = {messages["nearest"] for messages in MESSAGES.values()}
+    lines = answer.answer.splitlines()
+    cut = next((i for i, line in enumerate(lines) if line.strip() in headings), len(lines))
+    return "\n".join(lines[:cut]).rstrip()
 
 
 def show_reply(turn: Turn, index: int, settings: Settings, last: bool) -> None:
@@ -262,30 +336,28 @@ def show_reply(turn: Turn, index: int, settings: Settings, last: bool) -> None:
             )
         return
     answer: CitedAnswer = turn.answer
-    st.markdown(answer_markdown(answer, index))
+    if answer.abstained:
+        st.markdown(display_answer(refusal_text(answer)))
+    else:
+        st.markdown(answer_markdown(answer, index))
     notes = [f"Answered by {escape_text(answer.model)}"]
     if answer.dropped_citations:
         notes.append(f"{answer.dropped_citations} citation(s) to no source were removed")
     if turn.tiers:
         notes.append("decision: " + ", ".join(turn.tiers))
     st.caption(" · ".join(notes))
-    for n, citations in citations_by_number(answer).items():
-        if 1 <= n <= len(answer.sources):
-            verdicts = [c.supported for c in citations]
-            supported = False if False in verdicts else None if None in verdicts else True
-            quotes = [c.quote for c in citations if c.quote]
-            show_card(index, n, answer.sources[n - 1], quotes, supported=supported)
-    if answer.abstained and answer.sources:
-        st.markdown("**Nearest papers**")
-        for rank, source in enumerate(answer.sources, start=1):
-            show_card(index, 0, source, [], rank)
+    rows = source_rows(answer)
+    if rows:
+        cited = sum(row.cited for row in rows)
+        st.markdown(
+            "**Closest papers, low match**"
+            if answer.abstained
+            else f"**Sources** · {cited} cited of {len(rows)} retrieved"
+        )
+    for row in rows:
+        show_source(index, row, answer.abstained)
     explore.answer_tools(turn, index, assistant)
-    st.feedback(
-        "thumbs",
-        key=f"feedback-{turn.id}",
-        on_change=save_feedback,
-        args=(turn.id, settings.ui.feedback_path),
-    )
+    show_feedback(turn, settings.ui.feedback_path)
 
 
 def text_pieces(stream: Iterator[str | CitedAnswer], result: list[CitedAnswer]) -> Iterator[str]:
@@ -344,21 +416,24 @@ st.set_page_config(
 )
 st.html(CARD_STYLE)
 st.session_state.setdefault("turns", [])
+st.session_state.setdefault("session_id", uuid.uuid4().hex[:16])  # names this chat in feedback
 turns: list[Turn] = st.session_state.turns
-settings = read_settings()
-model = chat_model_name(settings.llm)
-offline = model == OFFLINE_MODEL
+base_settings = read_settings()
+choices: dict[str, ModelChoice] = {c.key: c for c in model_choices(base_settings, os.environ)}
+if st.session_state.get("model_choice") not in choices:
+    st.session_state.model_choice = CONFIGURED
 
 with st.sidebar:
     st.header("Model")
-    server = display_url(settings.llm.base_url or "")
-    where = f" at {escape_text(server)}" if server and not offline else ""
-    st.markdown(f"**{escape_text(model)}**{where}")
-    st.caption(
-        "Change it with `llm.model` in a config file (run with `RAG_CONFIG=FILE`), a preset "
-        f"(`RAG_CONFIG={'|'.join(LLM_PRESETS)}`), or `RAG_LLM__MODEL=provider:model` "
-        "(OpenAI needs `OPENAI_API_KEY`; any OpenAI-compatible server: `RAG_LLM__BASE_URL`)."
+    st.selectbox(
+        "Answers written by",
+        list(choices),
+        format_func=lambda key: choices[key].label,
+        key="model_choice",
+        help="The configured model and the model presets in config/ that can run here "
+        "(OpenAI's needs `OPENAI_API_KEY`). Switching keeps the chat.",
     )
+    model_slot = st.container()
     st.header("Corpus")
     corpus_slot = st.container()
     st.header("Filters")
@@ -372,33 +447,47 @@ with st.sidebar:
     st.slider(
         "Sources per answer",
         1,
-        max(15, settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
-        settings.retrieval.k,
+        max(15, base_settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
+        base_settings.retrieval.k,
         key="k",
         help="How many papers are retrieved and shown to the answerer.",
     )
     st.divider()
     chat_actions = st.container()  # filled last, when this run's question is in the chat
 
+choice = choices[st.session_state.model_choice]
+settings = choice.settings  # only [llm] differs from base_settings
+model = chat_model_name(settings.llm)
+offline = model == OFFLINE_MODEL
+
 st.title("ICLR 2025 research assistant")
 st.caption("Answers grounded in the abstracts of ICLR 2025 papers; every [n] links to its source.")
 explore.view_switch()
 if offline:
-    st.info(
-        "**Offline:** answers are extractive summaries quoted from the abstracts, with no "
-        "language model. To have a model write them, set `OPENAI_API_KEY` (then "
-        f"`{settings.llm.auto_model}` answers), or run with `RAG_CONFIG=local-server` for a "
-        "local OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio), or set "
-        "`RAG_LLM__MODEL=openai:MODEL` and `RAG_LLM__BASE_URL=http://HOST:PORT/v1`.",
-        icon=":material/cloud_off:",
-    )
+    with st.expander("Offline: quoted extracts · Connect a model", icon=":material/cloud_off:"):
+        st.markdown(
+            "Answers are extractive summaries quoted from the abstracts, with no language "
+            "model. To have a model write them, pick one in the sidebar's model menu, or start "
+            f"the app with `OPENAI_API_KEY` set (then `{settings.llm.auto_model}` answers), with "
+            "`RAG_CONFIG=local-server` for a local OpenAI-compatible server (Ollama, vLLM, "
+            "llama.cpp, LM Studio), or with `RAG_LLM__MODEL=openai:MODEL` and "
+            "`RAG_LLM__BASE_URL=http://HOST:PORT/v1`."
+        )
 if notice := st.session_state.pop("notice", None):
     st.success(notice, icon=":material/check_circle:")
 
 prompt = st.chat_input("Ask about ICLR 2025 papers…")
-assistant = open_or_explain(settings)
+assistant = open_or_explain(base_settings)
+if assistant is not None and choice.key != CONFIGURED:
+    try:
+        assistant = load_model_assistant(settings, assistant)
+    except AnswerError as e:
+        model_slot.error(escape_message(e), icon=":material/error:")
+        assistant = None
 
 if assistant is not None:
+    # Questions refused while the index was missing: it is open now, so they are stale.
+    turns[:] = [t for t in turns if t.error != NOT_SENT]
     with corpus_slot:
         try:
             stats = assistant.stats()
@@ -424,7 +513,7 @@ for i, turn in enumerate(turns):
 
 prompt = prompt or st.session_state.pop("example", None)
 if prompt and assistant is None:
-    turns.append(Turn(prompt, error="Not sent: the index is not open (see above)."))
+    turns.append(Turn(prompt, error=NOT_SENT))
     with st.chat_message("user"):
         st.markdown(escape_text(prompt))
     with st.chat_message("assistant"):
@@ -432,8 +521,14 @@ if prompt and assistant is None:
 elif prompt and assistant is not None:
     ask(prompt, assistant, turns, settings)
 elif not turns and assistant is not None:
-    st.markdown("**Try one of these:**")
-    for example in EXAMPLES:
+    try:
+        generation = assistant.retriever.index.current_generation()
+        examples = answerable_examples(settings.store.model_dump_json(), generation, assistant)
+    except StoreError:
+        examples = []
+    if examples:
+        st.markdown("**Try one of these:**")
+    for example in examples:
         st.button(
             example,
             key=f"example-{example}",

@@ -12,19 +12,23 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from rag.loaders import TIERS
+from rag.bibtex import authors_in_order
+from rag.loaders import TIERS, Paper
 from rag.redact import redact
 from rag.verify import parse_markers
+from ui.latex import display_form, plain_text
 
 if TYPE_CHECKING:
     from rag.answer import Citation, CitedAnswer
+    from rag.retrieve import RetrievedPaper
 
 # Every ASCII punctuation character CommonMark lets us escape that can start markup, plus
 # `$` (math) and `:` (Streamlit's :color[...] directives, :icons: and emoji shortcodes).
-_ACTIVE = re.compile(r"([\\`*_\[\]<>#+\-.!|~$:&])")
+# `)` too: "2) Cumulative..." at a line start would be an ordered list item.
+_ACTIVE = re.compile(r"([\\`*_\[\]<>#+\-.!|~$:&()=])")
 # In the exported file, which any Markdown viewer may render: no HTML, links or emphasis.
 _EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
 # Model output keeps emphasis and lists. Escaped: links, images, HTML, math, headings (`#`,
@@ -33,7 +37,14 @@ _EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
 _ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~#=:@])|(?<=w)(\.)|(?<=-)(-)|(-)(?=-)")
 # Our own and the libraries' error messages: as above, but `code` spans stay code.
 _MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
+# A list item or heading opened right after a list marker ("- 2) Cumulative..." is a nested
+# list): the second marker is escaped.
+_NESTED_MARKER = re.compile(r"(?m)^(\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\d{0,9})(?=[-*+.)]\s)")
 TIER_COLOURS = dict(zip(TIERS, ("red", "orange", "blue"), strict=True))
+# Terminal and bidi controls, which a hover title has no use for.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+TITLE_CHARS = 300  # a hover title longer than this is cut
+NEAREST_SHOWN = 3  # a refusal shows this many closest papers
 
 
 def escape_text(text: str) -> str:
@@ -52,6 +63,46 @@ def escape_answer(text: str) -> str:
     return _ANSWER_ACTIVE.sub(lambda m: "\\" + m.group(0), text)
 
 
+def display_text(text: str) -> str:
+    """Untrusted text as the page shows it: `$...$` math for KaTeX, LaTeX text macros as plain
+    text (`\\textit{O}` -> O), everything else escaped as by `escape_text`."""
+    return "".join(
+        f"${piece}$" if kind == "math" else _spaced(escape_text, piece)
+        for kind, piece in display_form(text)
+    ).strip()
+
+
+def _spaced(escape: Callable[[str], str], piece: str) -> str:
+    """`escape(piece)` with the space at either end kept (it separates the piece from math)."""
+    left = " " if piece[:1].isspace() else ""
+    right = " " if piece[-1:].isspace() and piece.strip() else ""
+    return left + escape(piece) + right
+
+
+def display_answer(text: str) -> str:
+    """Answer text with math and LaTeX text macros shown as `display_text` does, escaped as by
+    `escape_answer`, and no list or heading nested in a list item (a quote starting "2) ...")."""
+    shown = []
+    for line in text.split("\n"):
+        pieces = []
+        for kind, piece in display_form(line) if line.strip() else [("text", line)]:
+            pieces.append(f"${piece}$" if kind == "math" else escape_answer(piece))
+        # display_form collapses the spaces at either end: a sublist's indent, the space
+        # before a marker
+        indent = line[: len(line) - len(line.lstrip())]
+        tail = line[len(line.rstrip()) :] if line.strip() else ""
+        shown.append(indent + "".join(pieces) + tail)
+    return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", "\n".join(shown))
+
+
+def link_title(text: str) -> str:
+    """Text for a Markdown link title `"..."`: one line, every ASCII punctuation escaped."""
+    text = " ".join(_CONTROL.sub("", plain_text(text)).split())
+    if len(text) > TITLE_CHARS:
+        text = text[: TITLE_CHARS - 1].rstrip() + "…"
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
 def escape_message(error: BaseException | str) -> str:
     """An error message as one sentence: `code` spans kept (they are inert), nothing else."""
     text = redact(str(error)).strip() or type(error).__name__  # every error shown passes here
@@ -64,27 +115,50 @@ def card_anchor(turn_index: int, n: int) -> str:
     return f"src-{turn_index}-{n}"
 
 
-def link_markers(text: str, link: Callable[[int], str | None]) -> str:
-    """Escape `text` and turn each [n] marker into links; `link(n)` None leaves n plain."""
+def link_markers(
+    text: str,
+    link: Callable[[int], str | None],
+    title: Callable[[int], str] | None = None,
+    escape: Callable[[str], str] = escape_answer,
+) -> str:
+    """Escape `text` and turn each [n] marker into links; `link(n)` None leaves n plain.
+
+    `title(n)` (plain text) becomes the link's hover title.
+    """
     pieces: list[str] = []
     last = 0
     for marker in parse_markers(text):
-        pieces.append(escape_answer(text[last : marker.start]))
+        pieces.append(escape(text[last : marker.start]))
         parts = []
         for n in marker.numbers:
             target = link(n)
-            parts.append(f"[\\[{n}\\]]({target})" if target else f"\\[{n}\\]")
+            hover = f' "{link_title(title(n))}"' if target and title is not None else ""
+            parts.append(f"[\\[{n}\\]]({target}{hover})" if target else f"\\[{n}\\]")
         pieces.append("".join(parts))
         last = marker.end
-    pieces.append(escape_answer(text[last:]))
+    pieces.append(escape(text[last:]))
     return "".join(pieces)
 
 
 def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
-    """The answer with every [n] of a cited source linking to its card below."""
-    cited = {c.n for c in answer.citations}
+    """The answer with every [n] of a cited source linking to its card below; hovering [n]
+    shows the paper's title, tier and the quote."""
+    quotes = {
+        n: next((c.quote for c in cs if c.quote), "")
+        for n, cs in citations_by_number(answer).items()
+    }
+
+    def title(n: int) -> str:
+        paper = answer.sources[n - 1].paper
+        parts = [paper.title, paper.tier or paper.decision or "decision unknown"]
+        said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
+        return " · ".join(p for p in parts if p) + f" — {said}"
+
     return link_markers(
-        answer.answer, lambda n: f"#{card_anchor(turn_index, n)}" if n in cited else None
+        answer.answer,
+        lambda n: f"#{card_anchor(turn_index, n)}" if n in quotes else None,
+        title=lambda n: title(n) if 1 <= n <= len(answer.sources) else quotes[n],
+        escape=display_answer,
     )
 
 
@@ -154,15 +228,76 @@ def quote_spans(abstract: str, quotes: Iterable[str]) -> list[tuple[int, int]]:
 
 
 def highlighted_abstract(abstract: str, quotes: Iterable[str]) -> str:
-    """The escaped abstract with the cited sentences on an orange background."""
+    """The abstract as `display_text` shows it, the cited sentences on an orange background."""
     pieces: list[str] = []
     last = 0
     for start, end in quote_spans(abstract, quotes):
-        pieces.append(escape_text(abstract[last:start]))
-        pieces.append(f" :orange-background[{escape_text(abstract[start:end])}] ")
+        pieces.append(display_text(abstract[last:start]))
+        pieces.append(f" **:orange-background[{display_text(abstract[start:end])}]** ")
         last = end
-    pieces.append(escape_text(abstract[last:]))
+    pieces.append(display_text(abstract[last:]))
     return "".join(pieces).strip()
+
+
+@dataclass
+class SourceRow:
+    """One line of the list under an answer: source `n` (its position in `answer.sources`)."""
+
+    n: int
+    source: RetrievedPaper
+    citations: list[Citation]  # the answer's citations of it, empty when uncited
+
+    @property
+    def cited(self) -> bool:
+        return bool(self.citations)
+
+    @property
+    def quotes(self) -> list[str]:
+        """The sentences quoted as support (none for a claim not found in the abstract)."""
+        return [c.quote for c in self.citations if c.quote]
+
+    @property
+    def supported(self) -> bool | None:
+        """False when a claim citing it is not found in its abstract, None when unchecked."""
+        verdicts = [c.supported for c in self.citations]
+        return False if False in verdicts else None if None in verdicts else True
+
+
+def source_rows(answer: CitedAnswer) -> list[SourceRow]:
+    """Every retrieved paper, numbered by position (what [n] refers to); a refusal's closest
+    few only. Cited papers come first once the library orders them so."""
+    cited = citations_by_number(answer)
+    sources = answer.sources[:NEAREST_SHOWN] if answer.abstained else answer.sources
+    return [SourceRow(n, s, cited.get(n, [])) for n, s in enumerate(sources, start=1)]
+
+
+def source_line(row: SourceRow) -> str:
+    """`[n] Title` for a source's heading (escaped; the title's LaTeX shown as text)."""
+    return f"\\[{row.n}\\] {escape_text(plain_text(row.source.paper.title))}"
+
+
+def source_facts(row: SourceRow, abstained: bool = False) -> str:
+    """Tier badge, link, and whether the answer cites it (or that it matched poorly)."""
+    paper = row.source.paper
+    facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
+    facts.append(source_link(paper.url))
+    if abstained:
+        facts.append("closest, low match")
+    elif row.cited:
+        facts.append("**cited**")
+    else:
+        facts.append("retrieved, not cited")
+    return " · ".join(facts)
+
+
+def card_details(paper: Paper) -> str:
+    """Authors (only when their order is known) and keywords, escaped; '' when neither."""
+    lines = []
+    if authors_in_order(paper):
+        lines.append("**Authors:** " + escape_text(", ".join(paper.authors)))
+    if paper.keywords:
+        lines.append("**Keywords:** " + escape_text(", ".join(paper.keywords)))
+    return "  \n".join(lines)
 
 
 def citations_by_number(answer: CitedAnswer) -> dict[int, list[Citation]]:
@@ -193,25 +328,6 @@ def history(turns: Iterable[Turn]) -> list[dict[str, str]]:
             messages.append({"role": "user", "content": turn.question})
             messages.append({"role": "assistant", "content": turn.answer.answer})
     return messages
-
-
-def feedback_record(turn: Turn, rating: str) -> dict[str, Any]:
-    """One line of the feedback log."""
-    answer = turn.answer
-    return {
-        "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "rating": rating,
-        "question": turn.question,
-        "answer": answer.answer if answer else None,
-        "model": answer.model if answer else None,
-        "abstained": answer.abstained if answer else None,
-        "tiers": turn.tiers,
-        "k": turn.k,
-        "citations": [
-            {"n": c.n, "paper_id": c.paper_id, "title": c.title, "url": c.url, "quote": c.quote}
-            for c in (answer.citations if answer else [])
-        ],
-    }
 
 
 def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant") -> str:

@@ -1,0 +1,167 @@
+"""The page's pure helpers: LaTeX display forms, hover titles, the feedback log, the model menu."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from rag.loaders import Paper
+from rag.settings import get_settings, with_overrides
+from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
+from ui.latex import display_form, plain_latex, plain_text
+from ui.model_menu import CONFIGURED, model_choices
+from ui.render import Turn, card_details, display_answer, display_text, link_title
+
+
+def plain(markdown: str) -> str:
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+# LaTeX ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"the \OOO{} framework", "the OOO framework"),
+        (r"an \underline{\textit{O}}rthogonal cache", "an Orthogonal cache"),
+        (r"{\it fast} and \emph{exact}, 50\% less", "fast and exact, 50% less"),
+        (r"$\underline{\textbf{Gen}}$erat$\underline{\textbf{i}}$ve", "Generative"),
+        ("from $5 to $10", "from $5 to $10"),  # money, not math
+        ("no LaTeX {at} all", "no LaTeX {at} all"),  # braces without commands stay
+    ],
+)
+def test_text_macros_become_plain_text(latex: str, text: str) -> None:
+    assert display_form(latex) == [("text", text)]
+
+
+def test_math_goes_to_katex_only_when_katex_knows_every_command() -> None:
+    pieces = display_form(r"costs $O(N^2)$ and $\mathcal{O}(n \log n)$, with $\bv$ and $[0,1)$")
+    assert pieces == [
+        ("text", "costs "),
+        ("math", "O(N^2)"),
+        ("text", " and "),
+        ("math", r"\mathcal{O}(n \log n)"),
+        ("text", ", with bv and [0,1)"),  # a paper's own macro; an unbalanced bracket
+    ]
+    assert plain_text(r"$O(N)$ in \textit{time}") == "$O(N)$ in time"
+    assert plain_latex(r"\times{}2 \href{javascript:x}{y}") == "×2 hrefjavascript:xy"
+
+
+def test_display_text_is_escaped_around_math_and_never_a_list_or_heading() -> None:
+    for quote in ("2) Cumulative-Attention is fast.", "1. First", "# Heading", "- item", "+ x"):
+        shown = display_text(quote)
+        html = MarkdownIt("commonmark").render(shown)
+        assert html == f"<p>{quote}</p>\n", (quote, shown)
+    shown = display_text("Attention <b>costs</b> $O(N)$ for [1] **N**")
+    assert shown == "Attention \\<b\\>costs\\</b\\> $O(N)$ for \\[1\\] \\*\\*N\\*\\*"
+
+
+def test_a_quote_after_a_bullet_is_not_a_nested_list() -> None:
+    text = "**Paper** [1]\n- 2) Cumulative attention [1]\n- Method: 3. we do [1]\n  - sub"
+    shown = display_answer(text)
+    html = MarkdownIt("commonmark").render(shown)
+    assert html.count("<ul>") == 2 and "<ol" not in html  # the model's sublist stays a list
+    assert "<li>2) Cumulative attention [1]</li>" in html and "<li>Method: 3. we do" in html
+
+
+# Hover titles ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        'Quotes " and "" end titles',
+        "Brackets ] ) and [x](javascript:alert(1)) <script>alert(2)</script>",
+        "A line\nbreak and ' single quotes & &quot; entities",
+    ],
+)
+def test_a_link_title_holds_any_text_and_cannot_end_the_link(title: str) -> None:
+    markdown = f'[\\[1\\]](#src-0-1 "{link_title(title)}") after'
+    tokens = MarkdownIt("commonmark").parseInline(markdown)[0].children or []
+    [link] = [t for t in tokens if t.type == "link_open"]
+    assert link.attrGet("href") == "#src-0-1"
+    assert link.attrGet("title") == " ".join(title.split())
+    assert [t.content for t in tokens if t.type == "text"][-1] == " after"
+    assert "<script" not in MarkdownIt("commonmark").render(markdown)
+
+
+def test_a_long_title_is_cut() -> None:
+    assert len(plain(link_title("word " * 200))) <= 300
+
+
+# Cards -----------------------------------------------------------------------------------------
+
+
+def test_a_card_names_authors_only_when_their_order_is_known() -> None:
+    paper = Paper(id="p", title="t", abstract="a", authors=("B. Second", "A. First"))
+    shuffled = Paper(
+        id="q", title="t", abstract="a", authors=("X",), extra={"authors_ordered": False}
+    )
+    tagged = Paper(id="r", title="t", abstract="a", keywords=("RL", "<b>x</b>"))
+    assert card_details(paper) == "**Authors:** B\\. Second, A\\. First"
+    assert card_details(shuffled) == ""
+    assert card_details(tagged) == "**Keywords:** RL, \\<b\\>x\\</b\\>"
+
+
+# The feedback log ------------------------------------------------------------------------------
+
+
+def test_feedback_lines_are_ascii_and_the_last_per_turn_counts(tmp_path: Path) -> None:
+    log = tmp_path / "feedback.jsonl"
+    first, second = Turn("q1 \u2028 split?"), Turn("q2 — naïve")
+    append_feedback(log, feedback_record(first, "s1", "up"))
+    append_feedback(log, feedback_record(first, "s1", "down", ["Wrong paper", "<b>x</b>"], "no"))
+    append_feedback(log, feedback_record(second, "s1", "up"))
+    append_feedback(log, feedback_record(second, "s1", None))  # withdrawn
+    append_feedback(log, feedback_record(first, "s2", "up"))  # another session, same turn id
+    with log.open("a") as f:
+        f.write('{"rating": "up", "question": "an old line without ids"}\n{"torn": \n')
+    raw = log.read_bytes()
+    assert raw.isascii() and len(raw.decode().split("\u2028")) == 1
+    assert feedback_line({"q": "\u2028"}) == '{"q":"\\u2028"}\n'
+
+    latest = latest_feedback(log)
+    assert [(r.get("session"), r.get("rating")) for r in latest] == [
+        ("s1", "down"),
+        ("s2", "up"),
+        (None, "up"),
+    ]
+    assert latest[0]["reasons"] == ["Wrong paper"]  # only the offered reasons are kept
+    assert latest[0]["question"] == "q1 \u2028 split?"
+    assert latest_feedback(tmp_path / "missing.jsonl") == []
+
+
+def test_the_rate_limit_counts_a_sliding_window() -> None:
+    limit = RateLimit(limit=3, window=60.0)
+    assert [limit.allow(t) for t in (0, 1, 2, 3, 59.9)] == [True, True, True, False, False]
+    assert limit.allow(60.0) and not limit.allow(60.5)
+    assert limit.allow(121.0)
+
+
+# The model menu --------------------------------------------------------------------------------
+
+
+def test_the_model_menu_lists_runnable_presets_without_secrets() -> None:
+    offline = with_overrides(get_settings(), {"llm": {"model": "offline"}})
+    keys = {c.key: c for c in model_choices(offline, {})}
+    assert list(keys) == [CONFIGURED, "local-server"]  # no OpenAI without its key
+    assert keys["local-server"].settings.llm.base_url == "http://127.0.0.1:11434/v1"
+    assert keys["local-server"].settings.retrieval == offline.retrieval
+
+    server = with_overrides(
+        offline,
+        {"llm": {"model": "openai:qwen", "base_url": "http://admin:s3cr3t@gpu.lab:8000/v1"}},
+    )
+    choices = model_choices(server, {"OPENAI_API_KEY": "sk-1"})
+    labels = [c.label for c in choices]
+    assert labels[0] == "openai:qwen at http://gpu.lab:8000/v1"
+    assert "Offline: quoted extracts" in labels and "openai:gpt-4o-mini" in labels
+    assert "s3cr3t" not in json.dumps(labels)
+    # OpenAI's preset does not inherit the configured server (it would send it the key).
+    openai = next(c for c in choices if c.key == "openai")
+    assert openai.settings.llm.base_url is None

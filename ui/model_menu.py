@@ -1,0 +1,78 @@
+"""The sidebar's model menu: the configured model, then the model presets of config/ that can run.
+
+    model_choices(settings, os.environ)
+    -> [ModelChoice("configured", "openai:gpt-4o-mini"), ModelChoice("offline", ...), ...]
+
+A preset is a model preset when it sets only `[llm]` (offline.toml, openai.toml,
+local-server.toml). One that needs an API key is offered only when the key's variable is set;
+the key itself is never read here. Choosing one replaces the configured `[llm]` model and server
+and keeps the rest (timeouts, retries), so settings still come from config files.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rag.models import OFFLINE_MODEL, chat_model_name
+from rag.redact import display_url
+from rag.settings import ConfigError, Settings, preset_names, resolve_config_path, with_overrides
+
+CONFIGURED = "configured"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    key: str  # "configured" or a preset name
+    label: str  # what the menu shows: model and server, never a secret
+    settings: Settings
+
+
+def model_label(settings: Settings) -> str:
+    """`provider:model`, `at HOST` for a server (without `user:password@`)."""
+    model = chat_model_name(settings.llm)
+    if model == OFFLINE_MODEL:
+        return "Offline: quoted extracts"
+    server = display_url(settings.llm.base_url or "")
+    return f"{model} at {server}" if server else model
+
+
+def _llm_preset(name: str) -> dict[str, Any] | None:
+    """The `[llm]` table of preset `name` when it sets nothing else."""
+    try:
+        with resolve_config_path(name).open("rb") as f:
+            table = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    llm = table.get("llm")
+    if set(table) != {"llm"} or not isinstance(llm, dict):
+        return None
+    return llm
+
+
+def model_choices(settings: Settings, environ: Mapping[str, str]) -> list[ModelChoice]:
+    """The configured model first, then each model preset that differs from it and can run."""
+    choices = [ModelChoice(CONFIGURED, model_label(settings), settings)]
+    seen = {choices[0].label}
+    for name in preset_names():
+        llm = _llm_preset(name)
+        if llm is None:
+            continue
+        try:
+            # The preset's server replaces the configured one (None when it names none).
+            chosen = with_overrides(
+                settings, {"llm": {"base_url": None, **llm}}, source=f"preset {name}"
+            )
+        except ConfigError:
+            continue
+        model = chat_model_name(chosen.llm)
+        needs_key = model != OFFLINE_MODEL and not chosen.llm.base_url
+        if needs_key and not environ.get(chosen.llm.api_key_env, "").strip():
+            continue
+        label = model_label(chosen)
+        if label not in seen:
+            seen.add(label)
+            choices.append(ModelChoice(name, label, chosen))
+    return choices
