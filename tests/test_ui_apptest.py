@@ -347,7 +347,12 @@ def test_export_numbers_the_cited_papers_chat_wide(app_env: Path) -> None:
     number = {pid: i for i, pid in enumerate(cited, start=1)}
     second = head.split(f"## 2. {EVAL_QUESTION}", 1)[1]
     for citation in chat[1].answer.citations:  # type: ignore[union-attr]
-        assert f"\\[{number[citation.paper_id]}\\]" in second
+        g = number[citation.paper_id]
+        assert f"[{g}]" in second and "\\[" not in second.split("Quoted:")[0].replace(
+            "\\[\u2060", ""
+        )
+        assert f"- [{g}] “{citation.quote}”" in plain(second)  # the quote, exact
+    assert "\n---\n\n## References\n" in text
 
 
 # Rendering helpers -----------------------------------------------------------------------
@@ -406,7 +411,7 @@ def test_export_of_a_failed_turn_and_a_paper_without_link() -> None:
     answer = cited(paper, Citation(1, "p1", paper.title, "", "", "It works."))
     text = chat_markdown([Turn("why <b>?", error="the model failed"), Turn("q", answer=answer)])
     assert "## 1. why \\<b\\>?" in text and "*No answer: the model failed*" in text
-    assert "It works \\[1\\]." in text
+    assert "It works [1]." in text and "- [1] “It works.”" in text
     assert "1. A \\<i\\>title\\</i\\>. OpenReview id p1" in text
 
 

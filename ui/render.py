@@ -265,15 +265,15 @@ class SourceRow:
 
 def source_rows(answer: CitedAnswer) -> list[SourceRow]:
     """Every retrieved paper, numbered by position (what [n] refers to); a refusal's closest
-    few only. Cited papers come first once the library orders them so."""
+    few only. The library puts the cited papers first."""
     cited = citations_by_number(answer)
     sources = answer.sources[:NEAREST_SHOWN] if answer.abstained else answer.sources
     return [SourceRow(n, s, cited.get(n, [])) for n, s in enumerate(sources, start=1)]
 
 
 def source_line(row: SourceRow) -> str:
-    """`[n] Title` for a source's heading (escaped; the title's LaTeX shown as text)."""
-    return f"\\[{row.n}\\] {escape_text(plain_text(row.source.paper.title))}"
+    """`[n] Title` for a source's heading (escaped; its math for KaTeX, macros as text)."""
+    return f"\\[{row.n}\\] {display_text(row.source.paper.title)}"
 
 
 def source_facts(row: SourceRow, abstained: bool = False) -> str:
@@ -350,8 +350,17 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
                 references.append(citation)
             local[citation.n] = numbers[citation.paper_id]
         text = _renumber(answer.answer, local)
-        lines += [text, "", f"*Answered by {escape_export(answer.model)}.*", ""]
-    lines += ["## References", ""]
+        lines += [text, ""]
+        quoted = dict.fromkeys((local[c.n], c.quote) for c in answer.citations if c.quote)
+        if quoted:
+            # Each line starts with "[n]", so no quote can start a list or a heading.
+            lines += ["Quoted:", ""]
+            lines += [f"- [{g}] “{escape_export(quote)}”" for g, quote in quoted]
+            lines.append("")
+        lines += [f"*Answered by {escape_export(answer.model)}.*", ""]
+    # Written by the app after a rule: model text cannot write one (its `-` runs and `#` are
+    # escaped), so nothing above can pass for this list.
+    lines += ["---", "", "## References", ""]
     if not references:
         lines.append("No papers were cited.")
     for g, citation in enumerate(references, start=1):
@@ -365,14 +374,17 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
 
 
 def _renumber(text: str, local: dict[int, int]) -> str:
-    """Escaped `text` with each source number replaced by its chat-wide reference number."""
+    """Escaped `text` with each source number replaced by its chat-wide reference number.
+
+    The markers are written as plain `[n]`: the file defines no link references, and the text's
+    own brackets are escaped, so they stay text in any Markdown viewer."""
     pieces: list[str] = []
     last = 0
     for marker in parse_markers(text):
         pieces.append(escape_answer(text[last : marker.start]))
         kept = [local[n] for n in marker.numbers if n in local]
         if kept:
-            pieces.append("\\[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "\\]")
+            pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "]")
         last = marker.end
     pieces.append(escape_answer(text[last:]))
     return "".join(pieces)
