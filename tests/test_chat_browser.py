@@ -233,3 +233,29 @@ def test_switching_to_the_test_server_and_back_and_feedback(app: App, browser: A
     assert latest["model"] == "openai:gpt-test"
     assert app.feedback.read_bytes().isascii()
     page.close()
+
+
+def test_a_three_turn_conversation_about_the_sources(app: App, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = open_page(app, browser)
+    first = ask(page, "Which papers make attention cheaper for long sequences?", 0)
+    listed = [t.split("] ", 1)[1] for t in source_titles(first)]
+    assert any(t.startswith("FlexPrefill") for t in listed), listed
+    flex = next(i for i, t in enumerate(listed, start=1) if t.startswith("FlexPrefill"))
+    expect(page.locator(f".st-key-card-0-{flex}")).to_contain_text("Oral")
+
+    # "them": the papers just listed; answered from their records, not refused.
+    second = ask(page, "which of them are orals?", 1)
+    expect(second).not_to_contain_text("No ICLR 2025 abstract in the index covers")
+    titles = source_titles(second)
+    rows = [page.locator(f".st-key-card-1-{n}").inner_text() for n in range(1, 1 + len(titles))]
+    cited = [t.split("] ", 1)[1] for t, row in zip(titles, rows, strict=True) if "· cited" in row]
+    assert cited and set(cited) <= set(listed), (cited, listed)
+
+    # "the second one": the second source of the first answer, summarised and cited as [1].
+    third = ask(page, "summarize the second one", 2)
+    expect(third.locator("h3").first).to_have_text(f"[1] {listed[1]}")
+    expect(third).to_contain_text("Method:")
+    page.screenshot(path=str(ARTIFACTS / "chat-conversation.png"), full_page=True)
+    page.close()

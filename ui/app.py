@@ -60,8 +60,7 @@ from ui.render import (
 PAGE_ICON = Path(__file__).with_name("icon.png")
 # Our own static CSS (no untrusted text): source titles the size of a line of bold text.
 CARD_STYLE = """<style>
-[class*="st-key-card-"] h3 { font-size: 1rem; padding: 0.5rem 0 0 0; margin: 0; }
-[class*="st-key-card-"] [data-testid="stHeading"] { margin-bottom: 0; }
+[class*="st-key-card-"] h3 { font-size: 1rem; padding: 0.5rem 0 1rem 0; }
 [class*="st-key-card-"] { gap: 0.2rem; }
 </style>"""
 # Offered when the loaded index answers them (checked once per index generation).
