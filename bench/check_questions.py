@@ -266,6 +266,19 @@ def main() -> int:
                     f"seed_questions.jsonl: {rec.get('id')}: gold not in a seed paragraph"
                 )
 
+    seed_zh = check_file(REPO / "tests" / "data" / "seed_questions_zh.jsonl", corpus, problems)
+    for rec in seed_zh:
+        if rec.get("kind") != "chinese" or any(
+            c.isascii() and c.isalpha() for c in rec["question"]
+        ):
+            problems.append(f"seed_questions_zh.jsonl: {rec.get('id')}: not in Chinese only")
+        for snippet in rec.get("gold", []):
+            hits = corpus.papers_with(snippet)
+            if not (hits and corpus.papers[hits[0]]["seed"]):
+                problems.append(
+                    f"seed_questions_zh.jsonl: {rec.get('id')}: gold not in a seed paragraph"
+                )
+
     unanswerable = load_jsonl(REPO / "tests" / "data" / "seed_unanswerable.jsonl", problems)
     print(f"tests/data/seed_unanswerable.jsonl: {len(unanswerable)} questions")
     if len(unanswerable) < 20:

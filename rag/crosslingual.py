@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.glossary_zh import GLOSSARY
@@ -29,7 +30,7 @@ _CEDICT_LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
 _PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _SKIP_SENSE = re.compile(
     r"^(?:CL:|variant of|old variant|see |surname|abbr\. for|used in|also written|"
-    r"erhua variant|Japanese variant|\(?[a-z]+\.?\)? ?(?:grammatical|particle))",
+    r"erhua variant|Japanese variant|Taiwan pr|\(?[a-z]+\.?\)? ?(?:grammatical|particle))",
     re.IGNORECASE,
 )
 
@@ -161,23 +162,51 @@ def gloss_word(word: str, senses: int = 2) -> list[str]:
     return out
 
 
-def gloss(text: str) -> str:
-    """An English search query for a Chinese question: its English terms plus a word gloss.
+@dataclass(frozen=True)
+class GlossUnit:
+    """One content word of a Chinese question and the English it stands for.
 
-    "有没有论文用离线强化学习来降低数据中心制冷系统的能耗？" becomes roughly "offline
-    reinforcement learning reduce data center cooling system energy consumption".
+    `senses` are what the search reads (the gloss); `lookup` is every sense the dictionary
+    knows, for asking whether the corpus has the concept at all. `dictionary` says whether the
+    word itself was found (the glossary, CC-CEDICT, or an English term kept as it is) rather
+    than pieced together from its parts, whose gloss is a guess.
     """
+
+    word: str
+    senses: tuple[str, ...]
+    lookup: tuple[str, ...]
+    dictionary: bool
+
+
+def gloss_units(text: str) -> list[GlossUnit]:
+    """The content words of a Chinese question, each with its English senses."""
     text = unicodedata.normalize("NFKC", text)
-    words: list[str] = []
+    units: list[GlossUnit] = []
     for token in segment(text):
         token = token.strip()
         if not token or token in STOPWORDS_ZH:
             continue
         if _ASCII_WORD.fullmatch(token) or not _HAN.search(token):
             if any(c.isalnum() for c in token):
-                words.append(token)
+                units.append(GlossUnit(token, (token,), (token,), True))
             continue
-        words += gloss_word(token)
+        senses = tuple(gloss_word(token))
+        if token in GLOSSARY:
+            units.append(GlossUnit(token, senses, senses, True))
+        elif token in cedict():
+            units.append(GlossUnit(token, senses, cedict()[token], True))
+        else:
+            units.append(GlossUnit(token, senses, senses, False))
+    return units
+
+
+def gloss(text: str) -> str:
+    """An English search query for a Chinese question: its English terms plus a word gloss.
+
+    "有没有论文用离线强化学习来降低数据中心制冷系统的能耗？" becomes roughly "offline
+    reinforcement learning reduce data center cooling system energy consumption".
+    """
+    words = [w for unit in gloss_units(text) for w in unit.senses]
     return " ".join(dict.fromkeys(w for w in words if w))
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from rag.crosslingual import is_english
+from rag.crosslingual import language
 from rag.loaders import LoadError, Paper
 from rag.settings import Settings
 
@@ -230,6 +230,9 @@ class SystemReport:
     # The same over the English questions only (Chinese ones, answerable or not, take the
     # gloss route and are judged on their own score).
     abstention_english: Abstention = field(default_factory=Abstention)
+    # The Chinese questions alone: the answerable ones and the Chinese versions of the
+    # unanswerable ones, judged on their own score (Retriever._crosslingual_evidence).
+    abstention_chinese: Abstention = field(default_factory=Abstention)
     seconds: float = 0.0
     rankings: dict[str, list[str]] = field(default_factory=dict)
 
@@ -240,6 +243,7 @@ class SystemReport:
             "overall": self.overall.as_dict(),
             "abstention": self.abstention.as_dict(),
             "abstention_english": self.abstention_english.as_dict(),
+            "abstention_chinese": self.abstention_chinese.as_dict(),
             "seconds": self.seconds,
         }
 
@@ -252,8 +256,11 @@ def evaluate_system(name: str, system: System, questions: Sequence[Question]) ->
         ranked = system(q.question)
         report.rankings[q.id] = ranked.paper_ids
         report.abstention.add(q.answerable, ranked.abstained)
-        if is_english(q.question):
+        lang = language(q.question)
+        if lang == "en":
             report.abstention_english.add(q.answerable, ranked.abstained)
+        elif lang == "zh":
+            report.abstention_chinese.add(q.answerable, ranked.abstained)
         if q.answerable:
             report.per_kind.setdefault(q.kind, Scores()).add(q.gold, ranked.abstracts)
             report.overall.add(q.gold, ranked.abstracts)
@@ -513,6 +520,9 @@ def format_report(report: EvalReport) -> str:
     for system in report.systems:
         lines.append(row(system.name, "all", system.abstention, f"{system.seconds / n:>12.3f}"))
         lines.append(row("", "English", system.abstention_english))
+        chinese = system.abstention_chinese
+        if chinese.refused_answerable + chinese.answered_answerable:
+            lines.append(row("", "Chinese", chinese))
     if report.warnings:
         lines += ["", f"{len(report.warnings)} gold label warning(s):"]
         lines += [f"  {w}" for w in report.warnings[:20]]

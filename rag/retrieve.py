@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.crosslingual import english_query
+from rag.crosslingual import GlossUnit, english_query, gloss_units
 from rag.index import PaperIndex
 from rag.keyword import KeywordIndex
 from rag.lexical import terms
@@ -219,14 +219,9 @@ class Retriever:
             return -1.0
         crosslingual = [r.multilingual for r in results if r.multilingual is not None]
         if crosslingual:
-            # A glossed question shares few exact terms with the abstracts, and its glosses
-            # count as unknown words: the two cosines decide instead (rag eval measured it).
-            best_dense = max(r.similarity for r in results)
-            return (
-                best_dense
-                + self.settings.multilingual_relevance_weight * max(crosslingual)
-                - self.settings.multilingual_relevance_offset
-            )
+            evidence, adjust = self._crosslingual_evidence(query, results)
+            weight = self.settings.multilingual_relevance_weight
+            return max(evidence) + weight * max(crosslingual) + adjust
         return max(self.paper_relevance(query, results))
 
     def paper_relevance(self, query: str, results: list[RetrievedPaper]) -> list[float]:
@@ -235,11 +230,11 @@ class Retriever:
         A list answer names the papers at or above retrieval.relevance_threshold.
         """
         if any(r.multilingual is not None for r in results):
+            evidence, adjust = self._crosslingual_evidence(query, results)
+            weight = self.settings.multilingual_relevance_weight
             return [
-                r.similarity
-                + self.settings.multilingual_relevance_weight * (r.multilingual or 0.0)
-                - self.settings.multilingual_relevance_offset
-                for r in results
+                e + weight * (r.multilingual or 0.0) + adjust
+                for e, r in zip(evidence, results, strict=True)
             ]
         query = english_query(query)
         keyword = self.index.keyword_index()
@@ -258,9 +253,61 @@ class Retriever:
         unknown = min(len(keyword.unknown_terms(query)), 3)
         return [s - self.settings.unknown_term_penalty * unknown for s in scores]
 
+    def _crosslingual_evidence(
+        self, question: str, results: list[RetrievedPaper]
+    ) -> tuple[list[float], float]:
+        """A Chinese question's English evidence, read through its gloss: for each result its
+        cosine plus the words it covers, and what the whole question gains or loses.
+
+        The same parts as for English, counted per Chinese word rather than per English term,
+        since each word glosses to one or two senses, most of them not in the question's sense:
+        the rarity-weighted share of the question's words one of whose senses the paper
+        contains, and a penalty for each dictionary word none of whose senses any abstract
+        contains (口吃 "stammer, stutter", 楔形文字 "cuneiform"). A word pieced together from
+        its characters, or of one character, never counts as unknown: its gloss is a guess.
+        The multilingual cosine is added by the callers. bench/calibrate_threshold.py chose
+        the weights on held-out halves.
+        """
+        s = self.settings
+        keyword = self.index.keyword_index()
+        words = [(u, [t for t in map(terms, u.senses) if t]) for u in gloss_units(question)]
+        words = [(u, senses) for u, senses in words if senses]
+        rarity = [min(sum(map(keyword.idf, t)) / len(t) for t in senses) for _, senses in words]
+        total = sum(rarity)
+        evidence = []
+        for r in results:
+            coverage = 0.0
+            if total and s.multilingual_lexical_weight:
+                found = terms(f"{r.paper.title}\n{r.paper.abstract}")
+                covered = [any(t <= found for t in senses) for _, senses in words]
+                coverage = sum(w for w, c in zip(rarity, covered, strict=True) if c) / total
+            evidence.append(r.similarity + s.multilingual_lexical_weight * coverage)
+        if len(keyword.chunk_ids) < s.vocabulary_min_chunks:
+            # No unknown words on a small index (as for English), and a bar of its own: the
+            # Chinese paraphrases of the seeds score lower than the English ones.
+            return evidence, -s.multilingual_relevance_offset - s.multilingual_small_corpus_margin
+        unknown = sum(
+            1 for u in dict.fromkeys(u for u, _ in words) if _unknown_word(u, keyword.term_counts)
+        )
+        penalty = s.multilingual_unknown_penalty * min(unknown, 3)
+        return evidence, -s.multilingual_relevance_offset - penalty
+
     def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
         """Whether the results answer `query` well enough to answer from them."""
         return self.relevance(query, results) >= self.settings.relevance_threshold
+
+
+def _unknown_word(unit: GlossUnit, counts: dict[str, int]) -> bool:
+    """A dictionary word of 2+ characters (or an English term) no abstract has a sense of."""
+    if not unit.dictionary or (len(unit.word) < 2 and not unit.word.isascii()):
+        return False
+    return not any(
+        counts.get(part)
+        for sense in unit.lookup
+        for term in terms(sense)
+        for part in {term, *term.split("-")}
+        if part
+    )
 
 
 def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> Retriever:

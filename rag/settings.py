@@ -135,14 +135,34 @@ class RetrievalSettings(Section):
         description="Share of the multilingual encoder's cosine for non-English questions.",
     )
     multilingual_relevance_weight: float = Field(
-        2.0,
+        1.5,
         ge=0.0,
         le=5.0,
         description="Non-English relevance: best cosine + this x best multilingual cosine "
         "- offset.",
     )
     multilingual_relevance_offset: float = Field(
-        0.57, ge=0.0, le=5.0, description="Puts non-English relevance on the English scale."
+        0.40, ge=-5.0, le=5.0, description="Puts non-English relevance on the English scale."
+    )
+    multilingual_lexical_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="Non-English relevance: weight of the question's words (by their gloss) "
+        "the paper contains.",
+    )
+    multilingual_small_corpus_margin: float = Field(
+        -0.11,
+        ge=-1.0,
+        le=1.0,
+        description="Non-English relevance lost on an index below vocabulary_min_chunks "
+        "(negative: gained); measured on the 38 seeds.",
+    )
+    multilingual_unknown_penalty: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="Non-English relevance lost per question word no abstract has a sense of.",
     )
 
 

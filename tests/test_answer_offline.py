@@ -160,7 +160,10 @@ def test_chinese_question_gets_english_quotes_inside_chinese_text(offline: Assis
 
 
 def test_chinese_refusal_is_in_chinese(offline: Assistant) -> None:
-    result = answer("有没有论文用机器学习做中期天气预报？", assistant=offline)
+    # Far from every seed (a bread recipe). The Chinese weather-forecasting question is near
+    # TimeKAN's time-series forecasting and sits just above the seed corpus's Chinese bar,
+    # chosen by bench/calibrate_threshold.py --corpus seeds (README, "Abstention").
+    result = answer("隔夜冷发酵的酸面包怎么做比较好吃？", assistant=offline)
     assert result.abstained and not result.citations
     assert result.answer.startswith(MESSAGES["zh"]["no_coverage"])
     assert MESSAGES["zh"]["nearest"] in result.answer
