@@ -10,7 +10,7 @@ questions. The collection records the encoder and its weights' digest; another e
 for `rag ingest --rebuild`.
 
     rag ingest                      # builds both vector sets
-    rag ingest --no-multilingual    # English only; `rag ingest` later adds the second set
+    RAG_EMBEDDING__MULTILINGUAL=false rag ingest   # English only; `rag ingest` later adds it
 """
 
 from __future__ import annotations
