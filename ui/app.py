@@ -309,7 +309,10 @@ def show_source(turn_index: int, row: SourceRow, abstained: bool) -> None:
             if details:
                 st.markdown(details)
             st.markdown(highlighted_abstract(paper.abstract, row.quotes))
-            explore.related_in_card(assistant, paper.id, f"{turn_index}-{row.n}")
+            # Only where the reader is likely to go on from (a page of 15 sources would
+            # otherwise carry 75 more buttons per answer).
+            if row.cited or abstained:
+                explore.related_in_card(assistant, paper.id, f"{turn_index}-{row.n}")
 
 
 def refusal_text(answer: CitedAnswer) -> str:
