@@ -18,11 +18,15 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from rag.loaders import TIERS
 from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings, get_settings, with_overrides
+
+if TYPE_CHECKING:
+    from rag.index import PaperIndex
+    from rag.loaders import Paper
 
 EXIT_ERROR = 2
 # What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
@@ -83,6 +87,25 @@ def json_line(value: Any) -> str:
 
 def say(text: str = "", end: str = "\n") -> None:
     print(terminal_text(text), end=end)
+
+
+def paper_fields(paper: Paper, *names: str) -> dict[str, Any]:
+    """The named fields of `paper` for JSON output, in that order ("paper_id" is its id)."""
+    return {name: paper.id if name == "paper_id" else getattr(paper, name) for name in names}
+
+
+def ranked_line(rank: int, paper: Paper, similarity: float) -> str:
+    """One line of a ranked list of papers: title, tier, id and similarity."""
+    tier = f" [{paper.tier}]" if paper.tier else ""
+    return f"{rank}. {paper.title}{tier}  ({paper.id}, similarity {similarity:.2f})"
+
+
+def open_index(settings: Settings) -> PaperIndex:
+    """The index `settings` name, read with the embedding model they name."""
+    from rag.index import PaperIndex
+    from rag.models import make_embeddings
+
+    return PaperIndex.open(settings, make_embeddings(settings.embedding))
 
 
 def _is_user_error(error: Exception) -> bool:
@@ -279,14 +302,8 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
     for question in questions:
         results = retriever.search(question, filters=filters, diverse=args.diverse)
         rows = [
-            {
-                "paper_id": r.paper.id,
-                "title": r.paper.title,
-                "abstract": r.paper.abstract,
-                "url": r.paper.url,
-                "decision": r.paper.decision,
-                "score": round(r.score, 6),
-            }
+            paper_fields(r.paper, "paper_id", "title", "abstract", "url", "decision")
+            | {"score": round(r.score, 6)}
             for r in results
         ]
         if args.json:
@@ -297,8 +314,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
         if args.batch:
             say(f"## {question}")
         for rank, r in enumerate(results, start=1):
-            tier = f" [{r.paper.tier}]" if r.paper.tier else ""
-            say(f"{rank}. {r.paper.title}{tier}  ({r.paper.id}, similarity {r.similarity:.2f})")
+            say(ranked_line(rank, r.paper, r.similarity))
             if r.paper.url:
                 say(f"   {r.paper.url}")
         if not results:
@@ -307,11 +323,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_stats(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.index import PaperIndex
-    from rag.models import make_embeddings
-
-    index = PaperIndex.open(settings, make_embeddings(settings.embedding))
-    stats = index.stats()
+    stats = open_index(settings).stats()
     if args.json:
         print(json_line(stats))
     else:

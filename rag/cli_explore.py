@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from rag.cli import json_line, say, terminal_text
+from rag.cli import UsageError, json_line, open_index, paper_fields, ranked_line, say, terminal_text
 from rag.settings import Settings
 
 
@@ -37,16 +37,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     bib.set_defaults(run=run_bibtex)
 
 
-def _open_index(settings: Settings) -> Any:
-    from rag.index import PaperIndex
-    from rag.models import make_embeddings
-
-    return PaperIndex.open(settings, make_embeddings(settings.embedding))
-
-
 def _papers(index: Any, ids: list[str]) -> list[Any]:
-    from rag.cli import UsageError
-
     found = index.get_papers(list(dict.fromkeys(ids)))
     missing = [pid for pid in ids if pid not in found]
     if missing:
@@ -82,7 +73,7 @@ def refresh_map(settings: Settings, index: Any = None) -> Any:
 
     progress = _MapProgress()
     try:
-        return load_topic_map(index or _open_index(settings), progress=progress)
+        return load_topic_map(index or open_index(settings), progress=progress)
     finally:
         progress.close()
 
@@ -99,23 +90,17 @@ def run_map(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_related(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.cli import UsageError
     from rag.related import related_papers
     from rag.topicmap import read_paper_vectors
 
     if not 1 <= args.k <= 50:
         raise UsageError(f"--k {args.k}: give 1 to 50")
-    index = _open_index(settings)
+    index = open_index(settings)
     (paper,) = _papers(index, [args.paper_id])
     related = related_papers(read_paper_vectors(index), paper.id, k=args.k)
     rows = [
-        {
-            "paper_id": r.paper.id,
-            "title": r.paper.title,
-            "decision": r.paper.decision,
-            "url": r.paper.url,
-            "similarity": round(r.similarity, 4),
-        }
+        paper_fields(r.paper, "paper_id", "title", "decision", "url")
+        | {"similarity": round(r.similarity, 4)}
         for r in related
     ]
     if args.json:
@@ -123,13 +108,11 @@ def run_related(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     say(f"Nearest to: {paper.title}")
     for rank, r in enumerate(related, start=1):
-        tier = f" [{r.paper.tier}]" if r.paper.tier else ""
-        say(f"{rank}. {r.paper.title}{tier}  ({r.paper.id}, similarity {r.similarity:.2f})")
+        say(ranked_line(rank, r.paper, r.similarity))
     return 0
 
 
 def run_compare(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.cli import UsageError
     from rag.compare import MAX_PAPERS, MIN_PAPERS, CompareError, compare_papers
     from rag.models import ModelError, chat_model_name, make_chat_model
 
@@ -138,7 +121,7 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
             f"compare takes {MIN_PAPERS} to {MAX_PAPERS} different paper ids, "
             f"got {len(dict.fromkeys(args.paper_ids))}"
         )
-    index = _open_index(settings)
+    index = open_index(settings)
     papers = _papers(index, args.paper_ids)
     try:
         chat_model = make_chat_model(settings.llm)
@@ -171,5 +154,5 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
 def run_bibtex(args: argparse.Namespace, settings: Settings) -> int:
     from rag.bibtex import bibtex
 
-    print(terminal_text(bibtex(_papers(_open_index(settings), args.paper_ids))), end="")
+    print(terminal_text(bibtex(_papers(open_index(settings), args.paper_ids))), end="")
     return 0

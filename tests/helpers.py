@@ -13,6 +13,28 @@ from rag.store import make_client
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_JSONL = BUNDLED_PAPERS  # the 2,105 real papers, bundled in data/iclr2025
 DATA = Path(__file__).resolve().parent / "data"
+ARTIFACTS = ROOT / "tests" / "artifacts"  # browser screenshots (ignored by git)
+
+# The browser tests' hostile paper: <script>, <img onerror> and Markdown/Streamlit markup in
+# its title and abstract, all of which must show as text (conftest.py: quokka_index).
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(2)>"
+QUOKKA_PAPER = {
+    "id": "QuokkaXSS01",
+    "title": f"QuokkaNet {SCRIPT}: counting quokkas [from](javascript:alert(4)) the air",
+    "abstract": (
+        "Counting wild quokkas on Rottnest Island from drone imagery is slow and error prone. "
+        "We introduce QuokkaNet, a detector that counts quokkas in aerial drone photographs "
+        f"{SCRIPT} even under dense shrubland cover. QuokkaNet renders {IMG} tiles at "
+        ":red[two] scales with $x^2$ **bold** cost and [a link](javascript:alert(3)). "
+        "On 1,200 annotated drone flights, QuokkaNet counts quokkas with 97% accuracy, "
+        "beating manual surveys."
+    ),
+    "authors": ["A. Tester"],
+    "decision": "Accept (Spotlight)",
+    "url": "https://openreview.net/forum?id=QuokkaXSS01",
+}
+QUOKKA_QUESTION = "How does QuokkaNet count quokkas in drone images?"
 
 
 def make_settings(index_dir: Path, **sections: dict[str, Any]) -> Settings:

@@ -105,3 +105,23 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def open_app(browser: Any, url: str, ready: str, height: int = 1600) -> tuple[Any, list[str]]:
+    """A new page on the app at `url`, once its sidebar shows `ready`; and the messages of the
+    dialogs it opens (dismissed: a test expects none)."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": height}, accept_downloads=True)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(url)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text(ready, timeout=120_000)
+    return page, dialogs
+
+
+def ask_in_page(page: Any, question: str) -> None:
+    """Type `question` into the chat box and send it."""
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")

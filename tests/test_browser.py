@@ -8,74 +8,16 @@ The screenshot lands in tests/artifacts/ (ignored by git).
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rag.index import build_index
-from rag.settings import SEED_FILES, Settings
-from tests.helpers import make_settings
-from tests.streamlit_app import chromium, streamlit
+from tests.helpers import ARTIFACTS, IMG, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
+from tests.streamlit_app import ask_in_page, chromium, open_app
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "tests" / "artifacts"
-SCRIPT = "<script>alert(1)</script>"
-IMG = "<img src=x onerror=alert(2)>"
-HOSTILE = {
-    "id": "QuokkaXSS01",
-    "title": f"QuokkaNet {SCRIPT}: counting quokkas [from](javascript:alert(4)) the air",
-    "abstract": (
-        "Counting wild quokkas on Rottnest Island from drone imagery is slow and error prone. "
-        "We introduce QuokkaNet, a detector that counts quokkas in aerial drone photographs "
-        f"{SCRIPT} even under dense shrubland cover. QuokkaNet renders {IMG} tiles at "
-        ":red[two] scales with $x^2$ **bold** cost and [a link](javascript:alert(3)). "
-        "On 1,200 annotated drone flights, QuokkaNet counts quokkas with 97% accuracy, "
-        "beating manual surveys."
-    ),
-    "authors": ["A. Tester"],
-    "decision": "Accept (Spotlight)",
-    "url": "https://openreview.net/forum?id=QuokkaXSS01",
-}
-QUESTION = "How does QuokkaNet count quokkas in drone images?"
-
-
-@pytest.fixture(scope="module")
-def hostile_index(
-    tmp_path_factory: pytest.TempPathFactory, seed_settings: Settings, embeddings: Any
-) -> Path:
-    """A copy of the seed index with the hostile paper added."""
-    root = tmp_path_factory.mktemp("browser")
-    index_dir = root / "index"
-    shutil.copytree(seed_settings.store.index_dir, index_dir)
-    extra = root / "hostile.jsonl"
-    extra.write_text(json.dumps(HOSTILE) + "\n", encoding="utf-8")
-    report = build_index(make_settings(index_dir), [*SEED_FILES, extra], embeddings=embeddings)
-    assert report.added == 1
-    return index_dir
-
-
-@pytest.fixture(scope="module")
-def app_url(hostile_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`streamlit run ui/app.py` on a free loopback port, offline, over the hostile index."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
-    env.pop("OPENAI_API_KEY", None)
-    env.update(
-        RAG_STORE__INDEX_DIR=str(hostile_index),
-        RAG_LLM__MODEL="offline",
-        RAG_UI__FEEDBACK_PATH=str(tmp_path_factory.mktemp("feedback") / "feedback.jsonl"),
-    )
-    with (
-        (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("wb") as log,
-        streamlit(env, log=log) as served,
-    ):
-        yield served.url
 
 
 @pytest.fixture(scope="module")
@@ -85,27 +27,20 @@ def browser() -> Iterator[Any]:
 
 
 def test_question_streams_a_cited_answer_and_markup_stays_text(
-    app_url: str, browser: Any, tmp_path: Path
+    quokka_app: str, browser: Any, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1280, "height": 1600}, accept_downloads=True)
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.goto(app_url)
-
     # Ready: the sidebar shows the corpus; the offline banner is one line, details folded.
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("39 papers", timeout=120_000)
+    page, dialogs = open_app(browser, quokka_app, ready="39 papers")
     offline = page.get_by_test_id("stExpander").filter(has_text="Offline: quoted extracts")
     expect(offline.locator("summary")).to_contain_text("Offline: quoted extracts · Connect a model")
     expect(offline.get_by_test_id("stExpanderDetails")).to_be_hidden()
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(QUESTION)
-    box.press("Enter")
+    ask_in_page(page, QUOKKA_QUESTION)
 
     # The streamed answer, its [1] link and the card it points to.
     messages = page.get_by_test_id("stChatMessage")
-    expect(messages.nth(0)).to_contain_text(QUESTION)
+    expect(messages.nth(0)).to_contain_text(QUOKKA_QUESTION)
     answer = messages.nth(1)
     marker = answer.locator("a[href='#src-0-1']", has_text="[1]").first
     expect(marker).to_be_visible(timeout=120_000)
@@ -119,7 +54,9 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
     expect(answer).to_contain_text(f"aerial drone photographs {SCRIPT} even under")
     card = page.locator(".st-key-card-0-1")
     expect(card).to_contain_text("Spotlight")
-    expect(card.get_by_role("link", name="OpenReview")).to_have_attribute("href", HOSTILE["url"])
+    expect(card.get_by_role("link", name="OpenReview")).to_have_attribute(
+        "href", QUOKKA_PAPER["url"]
+    )
 
     marker.click()
     expect(card_title).to_be_in_viewport()
@@ -152,7 +89,7 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
     saved = tmp_path / "chat.md"
     download_info.value.save_as(saved)
     exported = saved.read_text(encoding="utf-8")
-    assert f"## 1. {QUESTION}" in exported
+    assert f"## 1. {QUOKKA_QUESTION}" in exported
     references = exported.split("## References\n", 1)[1]
     assert (
         "1. QuokkaNet \\<script\\>alert(1)\\</script\\>: counting quokkas "
@@ -162,18 +99,16 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
     assert dialogs == []
 
 
-def test_chinese_question_gets_a_cited_answer_with_chinese_text(app_url: str, browser: Any) -> None:
+def test_chinese_question_gets_a_cited_answer_with_chinese_text(
+    quokka_app: str, browser: Any
+) -> None:
     from playwright.sync_api import expect
 
     from rag.messages import MESSAGES
 
     question = "有没有用离线强化学习给数据中心制冷系统节能的论文？"
-    page = browser.new_page(viewport={"width": 1280, "height": 1600})
-    page.goto(app_url)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("39 papers", timeout=120_000)
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(question)
-    box.press("Enter")
+    page, _ = open_app(browser, quokka_app, ready="39 papers")
+    ask_in_page(page, question)
 
     answer = page.get_by_test_id("stChatMessage").nth(1)
     marker = answer.locator("a[href='#src-0-1']", has_text="[1]").first

@@ -1,6 +1,6 @@
 """The Map view in a real browser: `streamlit run ui/app.py` driven by Debian's Chromium.
 
-Over the seed papers plus the hostile QuokkaNet paper of test_browser.py: after a question the
+Over the seed papers plus the hostile QuokkaNet paper (tests/helpers.py): after a question the
 map highlights the cited paper with its [1], its hover shows the title as text, clicking the
 point opens its card, the card's BibTeX download parses back, a comparison table appears and
 goes into the chat export. Screenshots land in tests/artifacts/ (ignored by git).
@@ -8,8 +8,6 @@ goes into the chat export. Screenshots land in tests/artifacts/ (ignored by git)
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,32 +15,11 @@ import bibtexparser
 import pytest
 from bibtexparser import middlewares
 
-from tests import test_browser
-from tests.streamlit_app import chromium, streamlit
-from tests.test_browser import ARTIFACTS, HOSTILE, QUESTION, SCRIPT
+from tests.helpers import ARTIFACTS, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
+from tests.streamlit_app import ask_in_page, chromium, open_app
 
 pytestmark = pytest.mark.slow
-QUOKKA = HOSTILE["id"]
-hostile_index = test_browser.hostile_index  # the seed index plus the hostile paper
-
-
-@pytest.fixture(scope="module")
-def map_app(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    index = request.getfixturevalue("hostile_index")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
-    env.pop("OPENAI_API_KEY", None)
-    env.update(
-        RAG_STORE__INDEX_DIR=str(index),
-        RAG_LLM__MODEL="offline",
-        RAG_UI__FEEDBACK_PATH=str(tmp_path_factory.mktemp("feedback") / "feedback.jsonl"),
-    )
-    with (
-        (tmp_path_factory.mktemp("streamlit") / "streamlit.log").open("wb") as log,
-        streamlit(env, log=log) as served,
-    ):
-        yield served.url
+QUOKKA = QUOKKA_PAPER["id"]
 
 
 def plot_data(page: Any) -> list[dict[str, Any]]:
@@ -69,19 +46,13 @@ def point_on_screen(page: Any, x: float, y: float) -> tuple[float, float]:
 
 
 def test_the_map_highlights_the_cited_paper_and_opens_its_card(
-    map_app: str, tmp_path: Path
+    quokka_app: str, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1280, "height": 1500}, accept_downloads=True)
-        dialogs: list[str] = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(map_app)
-        expect(page.get_by_test_id("stSidebar")).to_contain_text("39 papers", timeout=120_000)
-        box = page.get_by_test_id("stChatInputTextArea")
-        box.fill(QUESTION)
-        box.press("Enter")
+        page, dialogs = open_app(browser, quokka_app, ready="39 papers", height=1500)
+        ask_in_page(page, QUOKKA_QUESTION)
         answer = page.get_by_test_id("stChatMessage").nth(1)
         expect(answer.get_by_test_id("stFeedback")).to_be_visible(timeout=120_000)
 
@@ -114,7 +85,7 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         expect(card).to_contain_text("Spotlight")
         expect(card).to_contain_text("Related papers")
         expect(card.get_by_role("link", name="OpenReview")).to_have_attribute(
-            "href", HOSTILE["url"]
+            "href", QUOKKA_PAPER["url"]
         )
 
         # The card's BibTeX parses back with the title as written.
@@ -128,8 +99,8 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         )
         assert not library.failed_blocks
         [entry] = library.entries
-        assert entry.fields_dict["title"].value == HOSTILE["title"]
-        assert entry.fields_dict["url"].value == HOSTILE["url"]
+        assert entry.fields_dict["title"].value == QUOKKA_PAPER["title"]
+        assert entry.fields_dict["url"].value == QUOKKA_PAPER["url"]
         assert entry.fields_dict["author"].value == "A. Tester"  # one author: in order
 
         # Two papers into a comparison: this one and its nearest neighbour.
@@ -150,8 +121,7 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         page.screenshot(path=str(ARTIFACTS / "explore-compare.png"), full_page=True)
 
         # A question typed on the map goes to the chat; the export holds the comparison.
-        box.fill("Which papers count animals from drone images?")
-        box.press("Enter")
+        ask_in_page(page, "Which papers count animals from drone images?")
         expect(
             page.get_by_test_id("stChatMessage").nth(3).get_by_test_id("stFeedback")
         ).to_be_visible(timeout=120_000)
@@ -167,6 +137,6 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         cited_bib = tmp_path / "cited.bib"
         download.value.save_as(cited_bib)
         entries = bibtexparser.parse_string(cited_bib.read_text(encoding="utf-8")).entries
-        assert [e.fields_dict["url"].value for e in entries][0] == HOSTILE["url"]
+        assert [e.fields_dict["url"].value for e in entries][0] == QUOKKA_PAPER["url"]
         assert page.locator("img[src='x']").count() == 0
         assert dialogs == []
