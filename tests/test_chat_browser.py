@@ -253,9 +253,10 @@ def test_a_three_turn_conversation_about_the_sources(app: App, browser: Any) -> 
     cited = [t.split("] ", 1)[1] for t, row in zip(titles, rows, strict=True) if "· cited" in row]
     assert cited and set(cited) <= set(listed), (cited, listed)
 
-    # "the second one": the second source of the first answer, summarised and cited as [1].
+    # "the second one": source [2] of the list just above (the previous answer's numbering),
+    # summarised and cited as [1].
     third = ask(page, "summarize the second one", 2)
-    expect(third.locator("h3").first).to_have_text(f"[1] {listed[1]}")
+    expect(third.locator("h3").first).to_have_text(f"[1] {titles[1].split('] ', 1)[1]}")
     expect(third).to_contain_text("Method:")
     page.screenshot(path=str(ARTIFACTS / "chat-conversation.png"), full_page=True)
     page.close()
