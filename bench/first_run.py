@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.ui_startup import bare_first_paint  # noqa: E402
 from tests.chroma_server import free_port  # noqa: E402
-from tests.streamlit_app import chromium  # noqa: E402
+from tests.streamlit_app import chromium, stop_group  # noqa: E402
 
 QUESTION = "Which paper rewires molecular graphs using the Lennard-Jones potential?"
 TIMEOUT_MS = 900_000
@@ -57,15 +56,6 @@ def start_make_run(
     return subprocess.Popen(
         command, cwd=clone, env=env, stdout=log, stderr=log, start_new_session=True
     )
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def time_to_answer(
@@ -112,7 +102,7 @@ def time_to_answer(
                 time.sleep(0.5)
         finally:
             page.close()
-            stop(proc)
+            stop_group(proc, timeout=30)
     match = INGEST_REPORT.search(log_path.read_bytes())
     result["ingest_s"] = float(match.group(1)) if match else None
     match = re.search(

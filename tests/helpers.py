@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides
 from rag.store import make_client
 
@@ -46,6 +48,18 @@ def make_settings(index_dir: Path, **sections: dict[str, Any]) -> Settings:
     for name, values in sections.items():
         overrides[name] = {**overrides.get(name, {}), **values}
     return with_overrides(get_settings(), overrides)
+
+
+def point_app_at(
+    monkeypatch: pytest.MonkeyPatch, index_dir: Path, feedback: Path, model: str = "offline"
+) -> None:
+    """Set the RAG_* variables the app (under AppTest, in this process) reads: `index_dir`,
+    `model` and the feedback log; the caller's config, corpus, key and base URL are unset."""
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(index_dir))
+    monkeypatch.setenv("RAG_LLM__MODEL", model)
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(feedback))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -70,12 +70,17 @@ def streamlit(
         _wait_healthy(url, proc, timeout)
         yield Served(url, proc.pid, started, time.perf_counter() - started)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
+
+
+def stop_group(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    """End `proc` and its children (its own session): SIGTERM, then SIGKILL after `timeout`."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:

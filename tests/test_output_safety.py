@@ -19,7 +19,7 @@ from rag.answer import answer, open_assistant
 from rag.cli import json_line, main, terminal_text
 from rag.index import build_index
 from rag.verify import parse_markers
-from tests.helpers import make_settings
+from tests.helpers import make_settings, point_app_at
 from tests.openai_server import OpenAIServer
 from ui.render import Turn, answer_markdown, chat_markdown, safe_url, source_link
 
@@ -89,11 +89,7 @@ def test_safe_url_drops_userinfo() -> None:
 
 @pytest.fixture
 def app_env(monkeypatch: pytest.MonkeyPatch, hostile_index: Path, tmp_path: Path) -> None:
-    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(hostile_index))
-    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
-    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    point_app_at(monkeypatch, hostile_index, tmp_path / "feedback.jsonl")
 
 
 def ask_app(question: str) -> AppTest:

@@ -22,7 +22,7 @@ from rag.cli import main
 from rag.index import build_index
 from rag.models import LocalEmbeddings
 from rag.settings import Settings, with_overrides
-from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
+from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
 from tests.openai_server import OpenAIServer
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
@@ -130,11 +130,10 @@ def plain(markdown: str) -> str:
 def test_the_card_says_not_found_and_quotes_nothing(
     index_settings: Settings, srv: OpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(index_settings.store.index_dir))
-    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+    index, feedback = index_settings.store.index_dir, tmp_path / "feedback.jsonl"
+    point_app_at(monkeypatch, index, feedback, model="openai:gpt-test")
     monkeypatch.setenv("RAG_LLM__BASE_URL", srv.base_url)
     monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
-    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
     # The second question is rewritten with the chat as context first: the rewrite is the same.
     srv.script(HOSTILE, QUESTION, FAITHFUL)
     at = AppTest.from_file(APP, default_timeout=120).run()

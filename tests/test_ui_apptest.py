@@ -19,7 +19,7 @@ from rag.index import build_index
 from rag.loaders import Paper
 from rag.messages import MESSAGES
 from rag.retrieve import RetrievedPaper
-from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
+from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
 from tests.openai_server import OpenAIServer, Reply
 from ui.feedback import RateLimit, latest_feedback
 from ui.render import (
@@ -75,12 +75,8 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory, corpus_file: Path, embed
 @pytest.fixture
 def app_env(monkeypatch: pytest.MonkeyPatch, index_dir: Path, tmp_path: Path) -> Path:
     """Point the app at the test index, the offline answerer and a fresh feedback log."""
-    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(index_dir))
-    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
     feedback = tmp_path / "feedback.jsonl"
-    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(feedback))
+    point_app_at(monkeypatch, index_dir, feedback)
     return feedback
 
 
