@@ -83,6 +83,7 @@ _ALL = re.compile(
     rf"\ball\s+(?:({_COUNT})|the\s+(?:above|listed|cited))\b|"
     rf"\b(?:these|those|the(?:se)?\s+({_COUNT}))\s+{_NOUN}s\b|"
     r"\b(?:which|any|some|none|how\s+many|one)\s+of\s+(?:them|these|those|the\s+above)\b|"
+    r"\bamong\s+(?:them|these|those|the\s+above)\b|"
     r"\b(?:which|what)\s+ones\b|\bthe\s+ones\b|\bcompare\s+them\b",
     re.IGNORECASE,
 )
@@ -212,8 +213,9 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
             break
         else:
             both = _BOTH.search(text)
-            if both is not None and len(scope) >= 2 and _short_follow_up(text):
-                take(both, list(scope[:2]), "set")
+            if both is not None and count >= 2 and _short_follow_up(text):
+                # the two cited papers; with one cited, the first two of the list
+                take(both, list(scope[:2]) if len(scope) >= 2 else [1, 2], "set")
             elif tier and _only_tier(text):
                 how = "set"
                 numbers = list(scope)
@@ -227,6 +229,14 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
             numbers, how = list(scope), "pronoun"
     if not numbers:
         return None
+    if (
+        how == "ordinal"
+        and len(numbers) == 1
+        and is_comparison(text)
+        and (_IT.search(text) or _THAT_PAPER.search(text))
+        and numbers[0] != scope[0]
+    ):
+        numbers.insert(0, scope[0])  # "compare it with the second one"
     numbers = list(dict.fromkeys(numbers))
     asks = tuple(name for name, pattern in _ASKS.items() if pattern.search(text))
     if tier and (how == "set" or len(numbers) > 1):

@@ -60,9 +60,32 @@ LIST_REQUEST = re.compile(
 )
 # Which / how questions want what a paper does, not the problem it starts from.
 WHICH_HOW = re.compile(
-    r"^\W*(?:which|how)\b|(?:\band|,)\s+how\b|\bwhat\s+(?:methods?|approach\w*|techniques?)\b",
+    r"\b(?:which|how|why)\b|^\W*what\s+(?:is|are|does|do|did)\b|"
+    r"\bwhat\s+(?:methods?|approach\w*|techniques?)\b",
     re.IGNORECASE,
 )
+# ...and whether it asks what a paper found ("how much faster", "compare") or what it does.
+WANTS_RESULTS = re.compile(
+    r"\bhow\s+(?:much|many|fast|large|well|big|often|good)\b|\bcompar\w*|\bthan\b|"
+    r"\boutperform\w*|\bbetter\b|\bfaster\b|\bspeed\w*|\baccura\w*|\bresults?\b|\bbeats?\b|"
+    r"\b(?:find|found|finds|show|shows|showed)\b|\bimprov\w*",
+    re.IGNORECASE,
+)
+# "We find / show / prove that ...": what the paper establishes.
+_FINDING = re.compile(
+    r"\bwe\b[^.;]{0,50}?\b(?:find|found|show|discover|prove|demonstrat|identif|observ|reveal"
+    r"|trace|establish|uncover|confirm)\w*",
+    re.IGNORECASE,
+)
+# Prior work and the field at large: context, not what this paper does.
+_BACKGROUND = re.compile(
+    r"^\W*(?:Prior|Previous|Existing|Recent(?:ly)?|Current(?:ly)?|Traditional(?:ly)?"
+    r"|Conventional(?:ly)?|Most|Many|Several|Popular|Typical(?:ly)?)\b|\bet\s+al\.|"
+    r"\bprior\s+work\b|\bexisting\s+(?:methods|approaches|works?)\b",
+    re.IGNORECASE,
+)
+# "Specifically, ..." spells out the method just named: it answers "how".
+_ELABORATION = re.compile(r"^\W*(?:Specifically|Concretely|In\s+particular)\b")
 _PROBLEM = re.compile(
     r"\b(?:however|challeng\w*|remains?|suffer\w*|limitations?|expensive|costly|prohibitive\w*"
     r"|struggl\w*|fails?|lacks?|lacking|difficult\w*|bottlenecks?|hinder\w*|impractical"
@@ -73,7 +96,7 @@ _PROBLEM = re.compile(
 _LEANING = re.compile(
     r"^\W*(?:However|But|Yet|These|Those|Such|They|It|Its|Their|Moreover|Furthermore"
     r"|Additionally|In\s+addition|Also|Nevertheless|Nonetheless|Thus|Therefore|Hence"
-    r"|Consequently|As\s+a\s+result|In\s+contrast|Instead|Similarly|Specifically|Meanwhile"
+    r"|Consequently|As\s+a\s+result|In\s+contrast|Instead|Similarly|Meanwhile"
     r"|Unfortunately|Despite\s+(?:this|these|that)|To\s+(?:this|that)\s+end"
     r"|To\s+(?:address|tackle|solve|overcome|mitigate|alleviate|resolve|remedy|handle|fill|bridge)"
     r"\s+(?:this|these|that|those|such|the\s+(?:above|aforementioned))"
@@ -252,13 +275,14 @@ def _score_sentences(
     matrix = _normalise(embeddings.embed_documents(spelled))
     query = _normalise([embeddings.embed_query(question)])[0]
     sims = matrix @ query + LEXICAL_WEIGHT * lexical_scores(question, spelled)
+    wants_results = bool(WANTS_RESULTS.search(question))
     return [
         (
             Sentence(
                 n,
                 position,
                 text,
-                float(sim) + _quality(text, position, prefer_contributions),
+                float(sim) + _quality(text, position, prefer_contributions, wants_results),
                 _leans(text, position),
                 _is_claim(text, position),
             ),
@@ -269,23 +293,38 @@ def _score_sentences(
 
 
 def _is_claim(text: str, position: int) -> bool:
-    return bool(_METHOD.search(text)) or (position > 0 and bool(_RESULT.search(text)))
+    """The sentence says what the paper does or finds (not the problem or the field)."""
+    return bool(_METHOD.search(text) or _FINDING.search(text) or _ELABORATION.search(text)) or (
+        position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
+    )
 
 
 def _leans(text: str, position: int) -> bool:
     return position > 0 and bool(_LEANING.search(text))
 
 
-def _quality(text: str, position: int, prefer_contributions: bool) -> float:
-    """What the sentence's kind adds to its match: contributions up, problems and leaning down."""
-    score = -LEANING_PENALTY if _leans(text, position) else 0.0
-    if not prefer_contributions:
+def _quality(text: str, position: int, prefer_claims: bool, wants_results: bool) -> float:
+    """What the sentence's kind adds to its match.
+
+    A sentence leaning on the one before loses, unless it is a claim (then the one before is
+    quoted with it). For which / how questions and lists: what the paper does, or what it
+    found when that is asked, gains; problem statements and background lose.
+    """
+    method = bool(_METHOD.search(text))
+    finding = bool(_FINDING.search(text)) or (
+        position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
+    )
+    claim = method or finding or bool(_ELABORATION.search(text))
+    score = -LEANING_PENALTY if _leans(text, position) and not claim else 0.0
+    if not prefer_claims:
         return score
-    if _METHOD.search(text):
-        return score + CONTRIBUTION_BONUS
-    if _RESULT.search(text) and position > 0:
-        return score + RESULT_BONUS
-    if _PROBLEM.search(text) or position == 0:
+    if method:
+        return score + (CONTRIBUTION_BONUS / 2 if wants_results else CONTRIBUTION_BONUS)
+    if finding:
+        return score + (CONTRIBUTION_BONUS if wants_results else RESULT_BONUS)
+    if claim:  # "Specifically, ..."
+        return score + (0.0 if wants_results else RESULT_BONUS)
+    if _PROBLEM.search(text) or _BACKGROUND.search(text) or position == 0:
         return score - PROBLEM_PENALTY
     return score
 
@@ -385,7 +424,7 @@ def _render(
         # The quote shown for the paper: for which / how questions, the best of the lines that
         # say what it does or finds, when there is one; the others give the context.
         shown = [s for s, _ in group]
-        pool = [s for s in shown if s.claim and not s.leaning] if prefer_claims else []
+        pool = [s for s in shown if s.claim] if prefer_claims else []
         best = max(pool or shown, key=lambda s: s.similarity)
         quotes.append(Quote(n, paper.id, best.text, best.similarity))
     return ExtractiveAnswer("\n".join(lines), quotes)

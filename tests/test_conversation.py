@@ -44,6 +44,7 @@ def numbers(question: str) -> tuple[int, ...] | None:
         ("Compare the first and the third ones", (1, 3)),
         ("what do the top three have in common?", (1, 2, 3)),
         ("the fifth result, how fast is it?", (5,)),
+        ("compare it with the second one", (1, 2)),
     ],
 )
 def test_positions_and_markers(question: str, expected: tuple[int, ...]) -> None:
@@ -59,6 +60,7 @@ def test_positions_and_markers(question: str, expected: tuple[int, ...]) -> None
         ("what data do they train on?", (1, 2, 3)),
         ("compare them", (1, 2, 3)),
         ("compare both", (1, 2)),
+        ("any spotlights among them?", (3,)),
         ("what do all of them have in common?", (1, 2, 3)),
         ("all three: what do they measure?", (1, 2, 3)),
         ("the two papers, how do they differ?", (1, 2)),
@@ -148,3 +150,8 @@ def test_questions_that_refer_to_nothing_do_not_resolve(question: str) -> None:
 def test_nothing_resolves_without_sources() -> None:
     assert resolve("summarize the second one", [], 0) is None
     assert numbers("summarize the ninth one") is None  # there are five
+
+
+def test_both_after_an_answer_about_one_paper_means_the_first_two() -> None:
+    found = resolve("what do both of them propose?", SOURCES, 1)
+    assert found is not None and found.numbers == (1, 2)
