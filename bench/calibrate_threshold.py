@@ -17,6 +17,8 @@ the Chinese versions of the unanswerable ones: for a grid of the multilingual co
 the weight of the glossed words the paper contains and the penalty per word no abstract has a
 sense of, the same sweep and held-out halves. The chosen threshold T of the configured weights
 gives multilingual_relevance_offset = T - relevance_threshold, so one threshold serves both.
+The Chinese questions are also searched without the multilingual vectors (the gloss alone),
+which gives gloss_relevance_offset (gloss_small_corpus_margin on the seeds).
 
     .venv/bin/python bench/calibrate_threshold.py [--index DIR] [--questions FILE]
         [--max-false-refusals 0.05] [--choose-on-all] [--corpus full|seeds]
@@ -128,11 +130,15 @@ def score_questions(
     rows: list[dict[str, Any]],
     grid: list[tuple[float, float]],
     chinese_grid: list[ChineseSetting] = [],  # noqa: B006 (read only)
-) -> tuple[dict[tuple[float, float], list[Scored]], dict[ChineseSetting, list[Scored]]]:
-    """Relevance of every question's results under each (lexical_weight, penalty) setting, and
-    of the Chinese questions under each Chinese setting (with multilingual_relevance_offset 0)."""
+) -> tuple[
+    dict[tuple[float, float], list[Scored]], dict[ChineseSetting, list[Scored]], list[Scored]
+]:
+    """Relevance of every question's results under each (lexical_weight, penalty) setting, of
+    the Chinese questions under each Chinese setting (with multilingual_relevance_offset 0),
+    and of the Chinese questions searched without the multilingual vectors (the gloss alone,
+    gloss_relevance_offset 0, configured weights)."""
     from rag.crosslingual import language
-    from rag.retrieve import open_retriever
+    from rag.retrieve import Retriever, open_retriever
 
     retriever = open_retriever(settings)
     base = retriever.settings
@@ -171,7 +177,25 @@ def score_questions(
         for setting in chinese_grid
     }
     retriever.settings = base
-    return scored, chinese
+    plain = Retriever(
+        retriever.index,
+        retriever.embeddings,
+        base.model_copy(update={"gloss_relevance_offset": 0.0, "gloss_small_corpus_margin": 0.0}),
+    )
+    gloss_only = []
+    for row, lang in zip(rows, languages, strict=True):
+        if lang == "zh":
+            found = plain.search(row["question"])
+            gloss_only.append(
+                Scored(
+                    str(row.get("id", "")),
+                    str(row.get("kind", "")),
+                    row["question"],
+                    plain.relevance(row["question"], found),
+                    lang,
+                )
+            )
+    return scored, chinese, gloss_only
 
 
 def held_out_f1(scored: list[Scored], thresholds: list[float], budget: float) -> Point:
@@ -260,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         | {configured_zh}
     )
     started = time.perf_counter()
-    by_setting, by_chinese = score_questions(settings, rows, grid, chinese_grid)
+    by_setting, by_chinese, gloss_only = score_questions(settings, rows, grid, chinese_grid)
     seconds = time.perf_counter() - started
     steps = int(round(1.4 / args.step))
     thresholds = [round(-0.2 + i * args.step, 4) for i in range(steps + 1)]
@@ -340,7 +364,49 @@ def main(argv: list[str] | None = None) -> int:
             args.chinese_rows,
             small=seeds_only,
         )
+    if gloss_only:
+        report_gloss_only(gloss_only, settings, args.max_false_refusals, args.step, seeds_only)
     return 0
+
+
+def report_gloss_only(
+    scored: list[Scored], settings: Settings, budget: float, step: float, small: bool
+) -> None:
+    """Chinese questions searched without the multilingual vectors: gloss_relevance_offset."""
+    thresholds = [round(-0.5 + i * step, 4) for i in range(int(round(2.5 / step)) + 1)]
+    r = settings.retrieval
+    chosen = choose(sweep(scored, thresholds), budget)
+    n_u = sum(not s.answerable for s in scored)
+    n_a = len(scored) - n_u
+    at = r.relevance_threshold + r.gloss_relevance_offset
+    if small:
+        at += r.gloss_small_corpus_margin
+        name, value, configured = (
+            "gloss_small_corpus_margin",
+            chosen.threshold - r.relevance_threshold - r.gloss_relevance_offset,
+            r.gloss_small_corpus_margin,
+        )
+    else:
+        name, value, configured = (
+            "gloss_relevance_offset",
+            chosen.threshold - r.relevance_threshold,
+            r.gloss_relevance_offset,
+        )
+    held = held_out_counts(scored, thresholds, budget)
+    print(
+        f"\nChinese questions without the multilingual vectors (the gloss alone, weights "
+        f"{r.multilingual_lexical_weight}, {r.multilingual_unknown_penalty}): threshold "
+        f"{chosen.threshold:.2f} ({name} = {value:.2f}; configured {configured:.2f}) refuses "
+        f"{chosen.recall:.1%} of {n_u} unanswerable, {chosen.false_refusals:.1%} of {n_a} "
+        "answerable"
+    )
+    refused_u = sum(not s.answerable and s.best < at for s in scored)
+    refused_a = sum(s.answerable and s.best < at for s in scored)
+    print(
+        f"as configured (below {at:.2f}): refused {refused_u}/{n_u} unanswerable, "
+        f"{refused_a}/{n_a} answerable; held out: {held[0]}/{n_u} unanswerable, "
+        f"{held[1]}/{held[2]} answerable"
+    )
 
 
 def report_chinese(

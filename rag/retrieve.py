@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.crosslingual import GlossUnit, english_query, gloss_units
+from rag.crosslingual import GlossUnit, english_query, gloss_units, language
 from rag.index import PaperIndex
 from rag.keyword import KeywordIndex
 from rag.lexical import terms
@@ -236,6 +236,16 @@ class Retriever:
                 e + weight * (r.multilingual or 0.0) + adjust
                 for e, r in zip(evidence, results, strict=True)
             ]
+        if language(query) == "zh":
+            # Searched without the multilingual vectors (switched off or not built yet, or
+            # BM25 / dense alone): the gloss's evidence alone, with an offset of its own.
+            evidence, adjust = self._crosslingual_evidence(
+                query,
+                results,
+                self.settings.gloss_relevance_offset,
+                self.settings.gloss_small_corpus_margin,
+            )
+            return [e + adjust for e in evidence]
         query = english_query(query)
         keyword = self.index.keyword_index()
         wanted = terms(query)
@@ -254,7 +264,11 @@ class Retriever:
         return [s - self.settings.unknown_term_penalty * unknown for s in scores]
 
     def _crosslingual_evidence(
-        self, question: str, results: list[RetrievedPaper]
+        self,
+        question: str,
+        results: list[RetrievedPaper],
+        offset: float | None = None,
+        small_corpus_margin: float | None = None,
     ) -> tuple[list[float], float]:
         """A Chinese question's English evidence, read through its gloss: for each result its
         cosine plus the words it covers, and what the whole question gains or loses.
@@ -266,9 +280,14 @@ class Retriever:
         contains (口吃 "stammer, stutter", 楔形文字 "cuneiform"). A word pieced together from
         its characters, or of one character, never counts as unknown: its gloss is a guess.
         The multilingual cosine is added by the callers. bench/calibrate_threshold.py chose
-        the weights on held-out halves.
+        the weights on held-out halves. `offset` and `small_corpus_margin` replace the
+        multilingual ones (for the gloss alone).
         """
         s = self.settings
+        if offset is None:
+            offset = s.multilingual_relevance_offset
+        if small_corpus_margin is None:
+            small_corpus_margin = s.multilingual_small_corpus_margin
         keyword = self.index.keyword_index()
         words = [(u, [t for t in map(terms, u.senses) if t]) for u in gloss_units(question)]
         words = [(u, senses) for u, senses in words if senses]
@@ -285,12 +304,12 @@ class Retriever:
         if len(keyword.chunk_ids) < s.vocabulary_min_chunks:
             # No unknown words on a small index (as for English), and a bar of its own: the
             # Chinese paraphrases of the seeds score lower than the English ones.
-            return evidence, -s.multilingual_relevance_offset - s.multilingual_small_corpus_margin
+            return evidence, -offset - small_corpus_margin
         unknown = sum(
             1 for u in dict.fromkeys(u for u, _ in words) if _unknown_word(u, keyword.term_counts)
         )
         penalty = s.multilingual_unknown_penalty * min(unknown, 3)
-        return evidence, -s.multilingual_relevance_offset - penalty
+        return evidence, -offset - penalty
 
     def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
         """Whether the results answer `query` well enough to answer from them."""

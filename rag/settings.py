@@ -144,6 +144,19 @@ class RetrievalSettings(Section):
     multilingual_relevance_offset: float = Field(
         0.40, ge=-5.0, le=5.0, description="Puts non-English relevance on the English scale."
     )
+    gloss_relevance_offset: float = Field(
+        -0.11,
+        ge=-5.0,
+        le=5.0,
+        description="Replaces multilingual_relevance_offset for a non-English question searched "
+        "without the multilingual vectors (the gloss's evidence alone).",
+    )
+    gloss_small_corpus_margin: float = Field(
+        0.07,
+        ge=-1.0,
+        le=1.0,
+        description="Replaces multilingual_small_corpus_margin without the multilingual vectors.",
+    )
     multilingual_lexical_weight: float = Field(
         0.0,
         ge=0.0,

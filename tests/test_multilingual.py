@@ -123,6 +123,11 @@ def test_without_multilingual_vectors_the_gloss_still_finds_it(
     results = retriever.search(COOLING, k=3)
     assert COOLING_GOLD in results[0].paper.abstract
     assert results[0].multilingual is None  # the English route alone
+    # ... and the gloss's own evidence judges relevance (gloss_relevance_offset), not the
+    # English rule, whose unknown-term penalty would count every odd dictionary sense.
+    assert retriever.is_relevant(COOLING, results)
+    bread = "隔夜冷发酵的酸面包怎么做比较好吃？"
+    assert not retriever.is_relevant(bread, retriever.search(bread))
     off = with_overrides(settings, {"embedding": {"multilingual": False}})
     assert open_retriever(off).multilingual is None
 
@@ -224,3 +229,7 @@ def test_chinese_abstention_on_the_full_corpus(corpus_settings: Settings) -> Non
     found = retriever.search(COOLING)
     assert any(COOLING_GOLD in r.paper.abstract for r in found[:3])
     assert retriever.is_relevant(COOLING, found)
+    # Without the multilingual vectors (not built, or switched off) the gloss alone decides.
+    gloss_only = Retriever(retriever.index, retriever.embeddings, retriever.settings, None)
+    assert not gloss_only.is_relevant(GUITAR, gloss_only.search(GUITAR))
+    assert gloss_only.is_relevant(COOLING, gloss_only.search(COOLING))
