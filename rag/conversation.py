@@ -44,8 +44,15 @@ _NOUN = (
 )
 # "the first paper to use X" asks for a paper, it does not point at one.
 _NOT_POINTING = (
-    r"(?!\s+(?:to|that|which|who|where|ever|on|about|introducing|proposing|using|"
-    r"in\s+(?:the|its)\s+field)\b)"
+    r"(?!\s+(?:to|that|which|who|where|ever|introducing|proposing|using)\b"
+    r"|\s+(?:on|about|in\s+(?:the|its)\s+field)\s+\w)"
+)
+# What a follow-up asks a source it points at: "what does the second say?"
+_ASKED_OF = (
+    r"say|says|said|propose|proposes|do|does|did|find|finds|found|show|shows|use|uses|claim|"
+    r"claims|report|reports|mean|means|achieve|achieves|introduce|introduces|measure|measures|"
+    r"study|studies|cover|covers|focus|focuses|evaluate|evaluates|need|needs|is|was|have|has|"
+    r"better|worse|faster|slower|bigger|smaller|cheaper"
 )
 # "the second one", "2nd paper", "the last one"; "the first and the third (ones)"
 _ORDINAL = re.compile(
@@ -56,7 +63,7 @@ _ORDINAL = re.compile(
 # "what about the second?", "and the third.", "the first and the third"
 _BARE_ORDINAL = re.compile(
     rf"\bthe\s+({_ORD})(?:\s+(?:and|&|or)\s+(?:the\s+)?({_ORD}))?"
-    r"(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus)\b)",
+    rf"(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus|{_ASKED_OF})\b)",
     re.IGNORECASE,
 )
 # "#2", "paper 3", "source 4", "papers 1 and 3"; "number 2" / "no. 2" only standing alone
@@ -67,6 +74,13 @@ _NUMBERED = re.compile(
     r"(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus)\b)",
     re.IGNORECASE,
 )
+# "paper two", "source three"
+_NUMBERED_WORD = re.compile(
+    r"\b(?:paper|source|reference|item|result|entry|number)\s+"
+    r"(one|two|three|four|five|six|seven|eight|nine|ten)\b",
+    re.IGNORECASE,
+)
+_WORD_NUMBERS = {"one": 1, **{w: n for w, n in _COUNTS.items() if w.isalpha()}}
 # "the first two", "the top three", "the last two", "the first 3 papers"
 _FIRST_N = re.compile(
     rf"\b(?:the\s+)?(first|top|last)\s+({_COUNT})(?:\s+(?:ones|papers|works|articles|sources|"
@@ -84,6 +98,7 @@ _ALL = re.compile(
     rf"\b(?:these|those|the(?:se)?\s+({_COUNT}))\s+{_NOUN}s\b|"
     r"\b(?:which|any|some|none|how\s+many|one)\s+of\s+(?:them|these|those|the\s+above)\b|"
     r"\bamong\s+(?:them|these|those|the\s+above)\b|"
+    r"\b(?:summari[sz]e|compare|contrast|rank|list)\s+(?:all\s+)?(?:these|those|them)\b|"
     r"\b(?:which|what)\s+ones\b|\bthe\s+ones\b|\bcompare\s+them\b",
     re.IGNORECASE,
 )
@@ -105,11 +120,14 @@ _EXPLETIVE = re.compile(
 _TIER_WORD = re.compile(r"\b(orals?|spotlights?|posters?)\b", re.IGNORECASE)
 _ASKS = {
     "tier": re.compile(
-        r"\b(?:orals?|spotlights?|posters?|tier|decision|accepted|acceptance|award)\b", re.I
+        r"\b(?:orals?|spotlights?|posters?|tier|accepted\s+as|acceptance|award)\b"
+        r"|\b(?:what|which)\s+(?:was\s+|is\s+)?(?:the\s+|its\s+)?decision\b"
+        r"|\bdecision\s+(?:on|for|of)\s+(?:it|this|that|them|the\s+\w+\s+(?:one|paper))\b",
+        re.I,
     ),
     "link": re.compile(
-        r"\b(?:link|links|url|urls|openreview|pdf|where\s+(?:can|do|could)\s+i\s+(?:read|find|get)"
-        r"|read\s+it)\b",
+        r"\b(?:link|links|url|urls|openreview|pdf)\b(?![^?]*\bbetween\b)"
+        r"|\bwhere\s+(?:can|do|could)\s+i\s+(?:read|find|get)\b",
         re.I,
     ),
     "authors": re.compile(
@@ -183,6 +201,10 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         first, more = match.group(1) or match.group(3), match.group(2) or match.group(4) or ""
         found = [int(first), *map(int, re.findall(r"\d+", more))]
         if all(1 <= n <= count for n in found):
+            take(match, found, "ordinal")
+    for match in _NUMBERED_WORD.finditer(text):
+        found = [_WORD_NUMBERS[match.group(1).lower()]]
+        if found[0] <= count and not _overlaps(match.span(), spans):
             take(match, found, "ordinal")
     for pattern in (_ORDINAL, _BARE_ORDINAL):
         for match in pattern.finditer(text):
@@ -313,6 +335,21 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
                 found.append(n)
     if found:
         return tuple(found)
+    # "the one about KV cache pruning": the words after it are in exactly one title
+    for match in re.finditer(
+        r"\bthe\s+(?:one|paper|work|article|study)\s+(?:about|on|that\s+\w+|with)\s+"
+        r"((?:[\w-]+\s*){1,4})",
+        text,
+        re.IGNORECASE,
+    ):
+        wanted = terms(match.group(1)) - _frame_terms()
+        hits = [
+            n
+            for n, paper in enumerate(sources, start=1)
+            if wanted and wanted <= _title_terms(paper)
+        ]
+        if len(hits) == 1:
+            return (hits[0],)
     # "the knowledge localization paper": every word before "paper" is in exactly one title
     for match in re.finditer(
         r"\b(?:the|that|this)\s+((?:[\w-]+\s+){1,4}?)(?:paper|one|work|article|method|model|"
@@ -323,14 +360,14 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
         wanted = terms(match.group(1)) - _frame_terms()
         if not wanted:
             continue
-        hits = [
-            n
-            for n, paper in enumerate(sources, start=1)
-            if wanted <= terms(paper.title) | {w.lower() for w in _NAME_WORDS.findall(paper.title)}
-        ]
+        hits = [n for n, paper in enumerate(sources, start=1) if wanted <= _title_terms(paper)]
         if len(hits) == 1:
             return (hits[0],)
     return ()
+
+
+def _title_terms(paper: Paper) -> set[str]:
+    return terms(paper.title) | {w.lower() for w in _NAME_WORDS.findall(paper.title)}
 
 
 def _title_name(title: str) -> str:

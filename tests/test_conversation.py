@@ -45,6 +45,10 @@ def numbers(question: str) -> tuple[int, ...] | None:
         ("what do the top three have in common?", (1, 2, 3)),
         ("the fifth result, how fast is it?", (5,)),
         ("compare it with the second one", (1, 2)),
+        ("What's the second paper about?", (2,)),
+        ("can you summarize paper two?", (2,)),
+        ("what does the third say about memory?", (3,)),
+        ("is the fourth better than the first?", (4, 1)),
     ],
 )
 def test_positions_and_markers(question: str, expected: tuple[int, ...]) -> None:
@@ -60,6 +64,7 @@ def test_positions_and_markers(question: str, expected: tuple[int, ...]) -> None
         ("what data do they train on?", (1, 2, 3)),
         ("compare them", (1, 2, 3)),
         ("compare both", (1, 2)),
+        ("summarize these", (1, 2, 3)),
         ("any spotlights among them?", (3,)),
         ("what do all of them have in common?", (1, 2, 3)),
         ("all three: what do they measure?", (1, 2, 3)),
@@ -79,6 +84,7 @@ def test_pronouns_and_sets_mean_the_cited_papers(question: str, expected: tuple[
         ("tell me about the knowledge localization paper", (4,)),
         ("How does FlexPrefill compare to SageAttention?", (1, 2)),
         ("what is the differential transformer one about?", (5,)),
+        ("tell me about the one on machine unlearning evaluation", (3,)),
     ],
 )
 def test_names_match_title_names_and_words(question: str, expected: tuple[int, ...]) -> None:
@@ -110,6 +116,7 @@ def test_no_source_of_a_tier_is_an_empty_answer_not_a_miss() -> None:
     ("question", "asks"),
     [
         ("is the second one an oral?", ("tier",)),
+        ("what was the decision on the first one?", ("tier",)),
         ("what's the link to [3]?", ("link",)),
         ("who wrote that paper?", ("authors",)),
         ("Where can I read the FlexPrefill paper?", ("link",)),
@@ -118,6 +125,19 @@ def test_no_source_of_a_tier_is_an_empty_answer_not_a_miss() -> None:
 def test_metadata_questions_say_what_they_ask(question: str, asks: tuple[str, ...]) -> None:
     found = resolve(question, SOURCES, CITED)
     assert found is not None and found.asks == asks and found.about_metadata
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what does the second one say about the decision boundary?",
+        "what link does [3] find between sleep and memory?",
+        "what does the first paper propose?",
+    ],
+)
+def test_content_questions_are_not_metadata(question: str) -> None:
+    found = resolve(question, SOURCES, CITED)
+    assert found is not None and not found.about_metadata
 
 
 def test_focus_drops_the_pointing_words() -> None:
@@ -130,6 +150,8 @@ def test_focus_drops_the_pointing_words() -> None:
     [
         "Which papers study first-order optimization methods?",
         "What was the first paper to use diffusion for protein design?",
+        "Which was the first paper on diffusion for proteins?",
+        "What is the second law of thermodynamics used for in ML?",
         "Is it possible to train transformers without attention?",
         "Which papers handle both text and images?",
         "Which oral papers study sparse attention for long contexts?",
