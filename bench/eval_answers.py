@@ -12,7 +12,8 @@ Then, offline, three sets that measure what a researcher asks of answers and con
 each before (the answerer of --baseline-ref, run from a `git archive` of it in a subprocess,
 or the old follow-up rule: history only) and after, in the same run:
 
-- bench/conversations.jsonl: scripted conversations whose follow-ups point at the previous
+- bench/conversations.jsonl (and conversations_heldout.jsonl, written after the resolver and
+  not used to change it): scripted conversations whose follow-ups point at the previous
   answer's numbered sources ("the second one", "[3]", "the FlexPrefill paper", "which of
   them are orals?"); a turn counts when the papers it cites are exactly the ones meant
   (for "which of them are orals?" with none: when it says so).
@@ -165,7 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, help="an existing index of the corpus + seeds")
     parser.add_argument("--config", help="a config file or preset")
     parser.add_argument("--questions", type=Path, default=ROOT / "bench" / "ask_questions.jsonl")
-    parser.add_argument("--conversations", type=Path, default=BENCH / "conversations.jsonl")
+    parser.add_argument(
+        "--conversations",
+        type=Path,
+        nargs="+",
+        default=[BENCH / "conversations.jsonl", BENCH / "conversations_heldout.jsonl"],
+        help="conversation sets (the second, by default, was written after the resolver)",
+    )
     parser.add_argument("--list-questions", type=Path, default=BENCH / "list_questions.jsonl")
     parser.add_argument("--quote-labels", type=Path, default=BENCH / "quote_labels.jsonl")
     parser.add_argument(
@@ -306,20 +313,23 @@ def researcher_sections(args: argparse.Namespace, offline: Assistant, settings: 
             checked[1] += 1
             checked[0] += c.quote in result.sources[c.n - 1].paper.abstract
 
-    conversations = read_questions_file(args.conversations, "turns")
     lists = read_questions(args.list_questions)
     labels = read_questions(args.quote_labels)
     baseline = Baseline(args.baseline_ref, settings)
 
-    print(f"\nconversations ({args.conversations.name}, {len(conversations)} conversations)")
-    for name, with_previous in (("before: history only (old rule)", False), ("after", True)):
-        scores = Tally()
-        for conversation in conversations:
-            score_conversation(conversation, offline, with_previous, scores, exact)
-        print(f"  {name:32s}  {scores.line()}")
-        if with_previous:
-            for miss in scores.misses[:8]:
-                print(f"    miss: {miss}")
+    for path in args.conversations:
+        conversations = read_questions_file(path, "turns")
+        turns = sum(len(c["turns"]) - 1 for c in conversations)
+        size = f"{len(conversations)} conversations, {turns} follow-ups"
+        print(f"\nconversations ({path.name}, {size})")
+        for name, with_previous in (("before: history only (old rule)", False), ("after", True)):
+            scores = Tally()
+            for conversation in conversations:
+                score_conversation(conversation, offline, with_previous, scores, exact)
+            print(f"  {name:32s}  {scores.line()}")
+            if with_previous:
+                for miss in scores.misses[:8]:
+                    print(f"    miss: {miss}")
 
     print(f"\nlist questions ({args.list_questions.name}, {len(lists)} questions, k = 5)")
     questions = [row["question"] for row in lists]
