@@ -23,7 +23,7 @@ import streamlit as st
 from rag.bibtex import bibtex
 from rag.compare import MAX_PAPERS, CompareError, Comparison, compare_papers
 from rag.loaders import Paper
-from rag.related import related_papers
+from rag.related import RelatedPaper, related_papers
 from rag.store import StoreError
 from rag.topicmap import (
     PaperVectors,
@@ -518,16 +518,21 @@ def show_related(found: Explorer, paper_id: str, key: str) -> None:
         return
     st.markdown("**Related papers**")
     for rank, r in enumerate(related, start=1):
-        tier = f" · {escape_text(r.paper.tier)}" if r.paper.tier else ""
-        st.button(
-            f"{escape_text(r.paper.title)}{tier}",
-            key=f"related-{key}-{paper_id}-{rank}",
-            type="tertiary",
-            icon=":material/article:",
-            on_click=switch_to,
-            args=("Map", r.paper.id),
-            help=f"similarity {r.similarity:.2f}",
-        )
+        _related_button(r, f"related-{key}-{paper_id}-{rank}", f"similarity {r.similarity:.2f}")
+
+
+def _related_button(related: RelatedPaper, key: str, help: str | None = None) -> None:
+    """One related paper as a link-like button that opens its card on the map."""
+    tier = f" · {escape_text(related.paper.tier)}" if related.paper.tier else ""
+    st.button(
+        f"{escape_text(related.paper.title)}{tier}",
+        key=key,
+        type="tertiary",
+        icon=":material/article:",
+        on_click=switch_to,
+        args=("Map", related.paper.id),
+        help=help,
+    )
 
 
 def toggle_basket(paper_id: str) -> None:
@@ -663,15 +668,7 @@ def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> Non
 
 def show_related_compact(corpus: PaperVectors, paper_id: str, key: str) -> None:
     for rank, r in enumerate(related_papers(corpus, paper_id), start=1):
-        tier = f" · {escape_text(r.paper.tier)}" if r.paper.tier else ""
-        st.button(
-            f"{escape_text(r.paper.title)}{tier}",
-            key=f"related-{key}-{rank}",
-            type="tertiary",
-            icon=":material/article:",
-            on_click=switch_to,
-            args=("Map", r.paper.id),
-        )
+        _related_button(r, f"related-{key}-{rank}")
 
 
 def cited_papers(turns: Iterable[Turn]) -> list[Paper]:
