@@ -19,7 +19,6 @@ prints what they add.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -32,7 +31,7 @@ from typing import IO, Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.ui_startup import bare_first_paint  # noqa: E402
+from bench.ui_startup import bare_first_paint, print_result  # noqa: E402
 from tests.chroma_server import free_port  # noqa: E402
 from tests.streamlit_app import chromium, stop_group  # noqa: E402
 
@@ -188,12 +187,7 @@ def main() -> None:
         "later_answer_vs_bare_streamlit": round(later_s / bare, 2),
         "targets_s": {"first": 120, "later": 10},
     }
-    if args.json:
-        print(json.dumps(result))
-        return
-    width = max(map(len, result))
-    for key, value in result.items():
-        print(f"{key:<{width}}  {value}")
+    print_result(result, args.json)
 
 
 if __name__ == "__main__":

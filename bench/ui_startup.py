@@ -99,6 +99,16 @@ def library_answer_seconds(env: dict[str, str], questions: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def print_result(result: dict[str, Any], as_json: bool) -> None:
+    """One JSON line for scripts, or aligned `key  value` lines for a person."""
+    if as_json:
+        print(json.dumps(result))
+        return
+    width = max(map(len, result))
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, default=ROOT / ".rag" / "index")
@@ -134,12 +144,7 @@ def main() -> None:
         "warm_answer_vs_library": round(app["warm_answer_s"] / library, 2),
         "target_first_answer_s": 10.0,
     }
-    if args.json:
-        print(json.dumps(result))
-        return
-    width = max(map(len, result))
-    for key, value in result.items():
-        print(f"{key:<{width}}  {value}")
+    print_result(result, args.json)
 
 
 if __name__ == "__main__":
