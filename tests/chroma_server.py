@@ -15,7 +15,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
+
+from tests.local_server import LocalServer
 
 HOST = "127.0.0.1"
 
@@ -38,7 +39,7 @@ def chroma_command() -> str:
     return found
 
 
-class ChromaServer:
+class ChromaServer(LocalServer):
     """`chroma run` in a child process; `start()` returns once its heartbeat answers."""
 
     def __init__(self, path: Path, port: int | None = None) -> None:
@@ -95,14 +96,3 @@ class ChromaServer:
                 self.process.kill()
                 self.process.wait(timeout=10)
         self.process = None
-
-    def __enter__(self) -> ChromaServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

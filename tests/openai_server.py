@@ -40,9 +40,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.local_server import LocalServer
 
 __all__ = [
     "EMBEDDING_DIM",
@@ -451,7 +452,7 @@ def _embedding_inputs(value: Any) -> list[str | list[int]]:
     return []
 
 
-class OpenAIServer:
+class OpenAIServer(LocalServer):
     """OpenAI-compatible HTTP server on 127.0.0.1 with a port chosen by the OS.
 
     Use as a context manager, or call ``start()`` and ``stop()``.
@@ -530,17 +531,6 @@ class OpenAIServer:
             self._thread.join(timeout=5)
         self._httpd = None
         self._thread = None
-
-    def __enter__(self) -> OpenAIServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._lock:

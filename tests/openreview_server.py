@@ -23,9 +23,10 @@ from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.local_server import LocalServer
 
 NOTES_FILE = Path(__file__).resolve().parent / "data" / "openreview_notes.json"
 
@@ -114,7 +115,7 @@ class _Server(ThreadingHTTPServer):
     owner: OpenReviewServer
 
 
-class OpenReviewServer:
+class OpenReviewServer(LocalServer):
     def __init__(self, notes: list[dict[str, Any]] | None = None, page_size: int = 1000) -> None:
         self.notes = fixture_notes() if notes is None else notes
         self.page_size = page_size
@@ -150,18 +151,13 @@ class OpenReviewServer:
                 return Fault("cut")
             return self._faults.popleft() if self._faults else None
 
-    def __enter__(self) -> OpenReviewServer:
+    def start(self) -> OpenReviewServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def stop(self) -> None:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
