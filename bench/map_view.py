@@ -4,7 +4,7 @@
     .venv/bin/python bench/map_view.py --index DIR      # DIR: the 2,143-paper index
 
 For the map of the index and for a synthetic 11,600-paper map (points and topics copied from
-it, shifted), times `ui.explore.map_figure` plus the figure's JSON (what Streamlit sends;
+it, shifted), times `ui.map_view.map_figure` plus the figure's JSON (what Streamlit sends;
 the first build of a map's points is cached, as in the app):
 without highlights (the baseline) and with 5 retrieved papers of which 3 are cited. Median of
 20 runs each; the difference is what highlighting adds after an answer.
@@ -36,7 +36,8 @@ from rag.loaders import Paper  # noqa: E402
 from rag.models import make_embeddings  # noqa: E402
 from rag.settings import get_settings, with_overrides  # noqa: E402
 from rag.topicmap import PaperVectors, TopicMap, load_topic_map, read_paper_vectors  # noqa: E402
-from ui.explore import Explorer, make_explorer, map_figure  # noqa: E402
+from ui.explore import Explorer, make_explorer  # noqa: E402
+from ui.map_view import map_figure  # noqa: E402
 
 
 def timed(found: Explorer, cited: dict[str, int], retrieved: set[str], runs: int = 20) -> float:

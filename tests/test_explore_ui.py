@@ -25,7 +25,8 @@ from tests.test_ui_apptest import (  # noqa: F401 (fixtures)
     start,
     turns,
 )
-from ui.explore import make_explorer, map_figure
+from ui.explore import make_explorer
+from ui.map_view import map_figure
 
 
 def figure(at: AppTest) -> dict[str, Any]:

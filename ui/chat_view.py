@@ -1,0 +1,258 @@
+"""The Chat view: one turn of the chat (the question, the streamed answer, its source cards,
+feedback), and the example questions an empty chat offers.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+
+import streamlit as st
+
+from rag.answer import AnswerError, Assistant, CitedAnswer, stream_answer
+from rag.messages import MESSAGES
+from rag.redact import redact
+from rag.retrieve import Filters
+from rag.settings import Settings
+from rag.store import StoreError
+from ui import papers_view
+from ui.feedback import MAX_COMMENT, REASONS, RateLimit, append_feedback, feedback_record
+from ui.render import (
+    SourceRow,
+    Turn,
+    answer_markdown,
+    card_anchor,
+    card_details,
+    display_answer,
+    escape_answer,
+    escape_message,
+    escape_text,
+    highlighted_abstract,
+    history,
+    source_facts,
+    source_line,
+    source_rows,
+)
+
+# Offered when the loaded index answers them (checked once per index generation).
+EXAMPLE_CANDIDATES = [
+    "How can attention masks be supported efficiently in FlashAttention?",
+    "Summarize the work on evaluating LLM unlearning",
+    "Which papers make attention cheaper for long sequences?",
+    "Which benchmark detects dark patterns in large language models?",
+    "Do frontier models have the spatial intelligence of animals?",
+    "How are LLM agents evaluated on software engineering tasks?",
+]
+EXAMPLES_SHOWN = 3
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def answerable_examples(index: str, generation: str, _assistant: Assistant) -> list[str]:
+    """The example questions this index answers: their top paper passes the relevance floor.
+
+    Cached per index and generation, so a rebuilt index is checked again.
+    """
+    retriever = _assistant.retriever
+    kept = []
+    for question in EXAMPLE_CANDIDATES:
+        try:
+            sources = retriever.search(question)
+        except (StoreError, ValueError):
+            continue
+        if sources and retriever.is_relevant(question, sources):
+            kept.append(question)
+        if len(kept) == EXAMPLES_SHOWN:
+            break
+    return kept
+
+
+def new_chat() -> None:
+    st.session_state.turns = []
+
+
+def use_example(question: str) -> None:
+    st.session_state.example = question
+
+
+def ask_again(turn_id: str) -> None:
+    turns: list[Turn] = st.session_state.turns
+    failed = next((t for t in turns if t.id == turn_id), None)
+    if failed is not None:
+        turns.remove(failed)
+        use_example(failed.question)
+
+
+def save_feedback(turn_id: str, path: Path, details: bool = False) -> None:
+    """Append the rating of one answer (and, from the thumbs-down form, its reasons and
+    comment) to the JSONL log; it supersedes this turn's earlier rating."""
+    turn = next((t for t in st.session_state.turns if t.id == turn_id), None)
+    if turn is None:
+        return
+    value = st.session_state.get(f"feedback-{turn_id}")
+    rating = None if value is None else "up" if value == 1 else "down"
+    reasons: list[str] = []
+    comment = ""
+    if details and rating == "down":
+        reasons = list(st.session_state.get(f"reasons-{turn_id}") or [])
+        comment = str(st.session_state.get(f"comment-{turn_id}") or "")
+    limit: RateLimit = st.session_state.setdefault("feedback_limit", RateLimit())
+    if not limit.allow(time.monotonic()):
+        st.toast(
+            "Feedback not saved: too many ratings from this page; try again in a few minutes.",
+            icon=":material/hourglass:",
+        )
+        return
+    record = feedback_record(turn, st.session_state.session_id, rating, reasons, comment)
+    try:
+        append_feedback(path, record)
+    except OSError as e:
+        st.toast(f"Feedback not saved: {escape_message(e)}", icon=":material/error:")
+        return
+    st.toast("Thanks, feedback saved.", icon=":material/thumb_up:")
+
+
+def show_feedback(turn: Turn, path: Path) -> None:
+    """Thumbs up/down; a thumbs-down opens reason chips and an optional comment."""
+    st.feedback("thumbs", key=f"feedback-{turn.id}", on_change=save_feedback, args=(turn.id, path))
+    if st.session_state.get(f"feedback-{turn.id}") != 0:
+        return
+    with st.form(key=f"why-{turn.id}", border=False, enter_to_submit=False):
+        st.pills("What went wrong?", REASONS, selection_mode="multi", key=f"reasons-{turn.id}")
+        st.text_input(
+            "Comment (optional)",
+            key=f"comment-{turn.id}",
+            max_chars=MAX_COMMENT,
+            placeholder="What should the answer have said?",
+        )
+        st.form_submit_button("Send", on_click=save_feedback, args=(turn.id, path, True))
+
+
+def show_source(
+    turn_index: int, row: SourceRow, abstained: bool, assistant: Assistant | None
+) -> None:
+    """One line of the source list ([n] title, tier, link) and its card on demand: authors,
+    keywords, the abstract with the cited sentences highlighted, related papers."""
+    paper = row.source.paper
+    with st.container(key=f"card-{turn_index}-{row.n}"):
+        # A refusal cites nothing, so its papers get no [n] anchor to link to.
+        st.subheader(
+            source_line(row), anchor=False if abstained else card_anchor(turn_index, row.n)
+        )
+        st.markdown(source_facts(row, abstained))
+        if row.supported is False:
+            st.warning(
+                "Not found in this abstract: no sentence of it supports the claim citing it.",
+                icon=":material/report:",
+            )
+        elif row.supported is None:
+            st.caption("Not checked against the abstract: the sentence marked is only the nearest.")
+        with st.expander("Card", expanded=False, icon=":material/article:"):
+            details = card_details(paper)
+            if details:
+                st.markdown(details)
+            st.markdown(highlighted_abstract(paper.abstract, row.quotes))
+            # Only where the reader is likely to go on from (a page of 15 sources would
+            # otherwise carry 75 more buttons per answer).
+            if row.cited or abstained:
+                papers_view.related_in_card(assistant, paper.id, f"{turn_index}-{row.n}")
+
+
+def refusal_text(answer: CitedAnswer) -> str:
+    """A refusal without the library's list of nearest titles (the page lists them below)."""
+    headings = {messages["nearest"] for messages in MESSAGES.values()}
+    lines = answer.answer.splitlines()
+    cut = next((i for i, line in enumerate(lines) if line.strip() in headings), len(lines))
+    return "\n".join(lines[:cut]).rstrip()
+
+
+def show_reply(
+    turn: Turn, index: int, settings: Settings, assistant: Assistant | None, last: bool
+) -> None:
+    """The assistant's side of one turn: answer, source cards, feedback; or the error."""
+    if turn.answer is None:
+        # No error either: the page changed (a click, a new question) while it was answering.
+        error = turn.error or "The answer was interrupted before it was finished."
+        st.error(escape_message(error), icon=":material/error:")
+        if last:
+            st.button(
+                "Ask again",
+                key=f"retry-{turn.id}",
+                on_click=ask_again,
+                args=(turn.id,),
+                icon=":material/refresh:",
+            )
+        return
+    answer: CitedAnswer = turn.answer
+    if answer.abstained:
+        st.markdown(display_answer(refusal_text(answer)))
+    else:
+        st.markdown(answer_markdown(answer, index))
+    notes = [f"Answered by {escape_text(answer.model)}"]
+    if answer.dropped_citations:
+        notes.append(f"{answer.dropped_citations} citation(s) to no source were removed")
+    if turn.tiers:
+        notes.append("decision: " + ", ".join(turn.tiers))
+    st.caption(" · ".join(notes))
+    rows = source_rows(answer)
+    if rows:
+        cited = sum(row.cited for row in rows)
+        st.markdown(
+            "**Closest papers, low match**"
+            if answer.abstained
+            else f"**Sources** · {cited} cited of {len(rows)} retrieved"
+        )
+    for row in rows:
+        show_source(index, row, answer.abstained, assistant)
+    papers_view.answer_tools(turn, index, assistant)
+    show_feedback(turn, settings.ui.feedback_path)
+
+
+def text_pieces(stream: Iterator[str | CitedAnswer], result: list[CitedAnswer]) -> Iterator[str]:
+    """The streamed text, escaped; the final CitedAnswer goes into `result`."""
+    for item in stream:
+        if isinstance(item, str):
+            yield escape_answer(item)
+        else:
+            result.append(item)
+
+
+def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settings) -> None:
+    """Answer `question` into the chat, streaming; whatever fails, the question stays."""
+    tiers, k = list(st.session_state.tiers), int(st.session_state.k)
+    past = history(turns)
+    # The last answer's numbered sources, which a follow-up may point at ("the second one").
+    previous = next((t.answer for t in reversed(turns) if t.answer is not None), None)
+    turn = Turn(question, tiers=tiers, k=k)
+    turns.append(turn)
+    with st.chat_message("user"):
+        st.markdown(escape_text(question))
+    with st.chat_message("assistant"):
+        result: list[CitedAnswer] = []
+        slot = st.empty()
+        try:
+            with slot.container():
+                stream = stream_answer(
+                    question,
+                    past,
+                    assistant=assistant,
+                    filters=Filters(tiers=tiers),
+                    k=k,
+                    previous=previous,
+                )
+                st.write_stream(text_pieces(stream, result))
+        except (AnswerError, StoreError) as e:
+            turn.error = redact(str(e), settings)
+        except Exception as e:  # the user gets one line; the traceback goes to the log
+            print(redact(traceback.format_exc(), settings), file=sys.stderr)
+            turn.error = redact(
+                f"Something went wrong while answering ({type(e).__name__}: {e}).", settings
+            )
+        slot.empty()
+        if result:
+            turn.answer = result[-1]
+        elif turn.error is None:
+            turn.error = "No answer came back."
+        show_reply(turn, len(turns) - 1, settings, assistant, last=True)

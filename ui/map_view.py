@@ -1,0 +1,292 @@
+"""The Map view: the topic map as a Plotly WebGL scatter, with the paper cards under it.
+
+Shown with `st.plotly_chart(on_select="rerun")`, Streamlit's own selection events: selecting a
+point opens that paper's card under the map. After an answer, its cited papers are drawn large
+with their [n], the retrieved but uncited ones outlined, everything else faint.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import streamlit as st
+
+from rag.loaders import Paper
+from ui.explore import PALETTE, PAPER_KEY, VIEW_KEY, Explorer, explorer, highlight_of, switch_to
+from ui.papers_view import show_comparison_picker, show_paper_card
+from ui.render import Turn
+
+if TYPE_CHECKING:
+    from rag.answer import Assistant
+
+
+def show_map_view(assistant: Assistant | None, turns: list[Turn], prompt: str | None) -> bool:
+    """Render the Map view if it is chosen; True when it was (the caller stops there).
+
+    A question typed while the map is shown goes to the chat.
+    """
+    if st.session_state.get(VIEW_KEY) != "Map":
+        return False
+    if prompt:
+        st.session_state["example"] = prompt
+        switch_to("Chat")
+        st.rerun()
+    if assistant is None:
+        return True
+    found = explorer(assistant)
+    if found is None:
+        return True
+    answered = [t for t in turns if t.answer is not None and t.answer.sources]
+    turn = _highlighted_turn(answered)
+    show_map(found, turn, list(st.session_state.get("tiers") or []))
+    paper_id = st.session_state.get(PAPER_KEY)
+    paper = found.corpus.get(paper_id) if paper_id else None
+    if paper is not None:
+        show_paper_card(found, paper, key="map")
+    show_comparison_picker(found, assistant)
+    return True
+
+
+def _highlighted_turn(answered: list[Turn]) -> Turn | None:
+    if not answered:
+        return None
+    wanted = st.session_state.get("explore_turn")
+    labels = {t.id: f"{i}. {t.question[:80]}" for i, t in enumerate(answered, start=1)}
+    ids = list(labels)
+    default = ids.index(wanted) if wanted in ids else len(ids) - 1
+    chosen = st.selectbox(
+        "Highlight the papers of the answer to",
+        ids,
+        index=default,
+        format_func=lambda i: labels[i],
+        key="explore_turn_choice",
+    )
+    return next(t for t in answered if t.id == chosen)
+
+
+def map_figure(
+    found: Explorer,
+    tiers: Sequence[str] = (),
+    cited: dict[str, int] | None = None,
+    retrieved: Iterable[str] = (),
+    selected: str | None = None,
+) -> dict[str, Any]:
+    """The scatter as a Plotly figure dict: topic colours, topic labels, cited papers with [n],
+    retrieved ones outlined.
+
+    A plain dict, not `plotly.graph_objects` (whose validation of thousands of points took
+    most of the time); the points of a tier filter are built once and reused.
+    """
+    topic_map = found.topic_map
+    cited = cited or {}
+    retrieved = set(retrieved)
+    base, show, indices = _base_trace(found, tuple(sorted(tiers)))
+    highlighting = bool(cited or retrieved)
+    data: list[dict[str, Any]] = [
+        base | {"marker": base["marker"] | {"opacity": 0.25 if highlighting else 0.75}}
+    ]
+    xy = topic_map.xy
+    for name, ids, size, opacity, edge in (
+        ("retrieved, not cited", sorted(retrieved), 11, 0.6, "#888888"),
+        ("cited", sorted(cited, key=lambda p: cited[p]), 15, 1.0, "#111111"),
+    ):
+        rows = [i for i in map(topic_map.position, ids) if i is not None and show[i]]
+        if not rows:
+            continue
+        data.append(
+            {
+                "type": "scattergl",
+                "x": xy[rows, 0].tolist(),
+                "y": xy[rows, 1].tolist(),
+                "mode": "markers",
+                "marker": {
+                    "size": size,
+                    "color": [found.colours[i] for i in rows],
+                    "opacity": opacity,
+                    "line": {"width": 2, "color": edge},
+                },
+                "customdata": [topic_map.paper_ids[i] for i in rows],
+                "hovertext": [
+                    (f"<b>[{cited[topic_map.paper_ids[i]]}]</b> " if name == "cited" else "")
+                    + found.hover[i]
+                    for i in rows
+                ],
+                "hovertemplate": "%{hovertext}<extra></extra>",
+                "name": name,
+                "showlegend": True,
+            }
+        )
+    annotations = list(_bases[(id(found), tuple(sorted(tiers)))][3])
+    for rank, (pid, n) in enumerate(sorted(cited.items(), key=lambda item: item[1])):
+        i = topic_map.position(pid)
+        if i is not None and show[i]:
+            annotations.append(_marker_label(xy[i], f"[{n}]", rank, bold=True))
+    if selected is not None and (i := topic_map.position(selected)) is not None and show[i]:
+        annotations.append(_marker_label(xy[i], "selected", len(cited), bold=False))
+    layout = {
+        "annotations": annotations,
+        "height": 620,
+        "margin": {"l": 0, "r": 0, "t": 10, "b": 0},
+        "xaxis": {"visible": False},
+        "yaxis": {"visible": False, "scaleanchor": "x"},
+        "dragmode": "pan",
+        "clickmode": "event+select",
+        "legend": {"orientation": "h", "y": -0.02},
+        "hoverlabel": {"align": "left"},
+    }
+    return {"data": data, "layout": layout}
+
+
+_bases: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def _base_trace(
+    found: Explorer, tiers: tuple[str, ...]
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """Every paper of these tiers as one WebGL trace, built once per map and filter."""
+    key = (id(found), tiers)
+    if key not in _bases:
+        topic_map = found.topic_map
+        show = np.isin(found.tiers, list(tiers)) if tiers else np.ones(len(topic_map), bool)
+        indices = np.flatnonzero(show)
+        # NumPy arrays and numeric colours (topic ids on a stepped colour scale): Streamlit
+        # validates the figure, and arrays of strings or lists are checked item by item.
+        k = max(len(topic_map.topic_list), 1)
+        steps = []
+        for t in range(k):
+            colour = PALETTE[t % len(PALETTE)]
+            steps += [[t / k, colour], [(t + 1) / k, colour]]
+        trace = {
+            "type": "scattergl",
+            "x": topic_map.xy[indices, 0],
+            "y": topic_map.xy[indices, 1],
+            "mode": "markers",
+            "marker": {
+                "size": 5,
+                "color": topic_map.topics[indices].astype(np.float32) + 0.5,
+                "colorscale": steps,
+                "cmin": 0,
+                "cmax": k,
+            },
+            "customdata": np.array(topic_map.paper_ids, dtype=object)[indices],
+            "hovertext": np.array(found.hover, dtype=object)[indices],
+            "hovertemplate": "%{hovertext}<extra></extra>",
+            "name": "papers",
+            "showlegend": False,
+        }
+        if len(_bases) > 16:
+            _bases.clear()
+        _bases[key] = (trace, show, indices, _topic_annotations(found, indices))
+    trace, show, indices, _ = _bases[key]
+    return trace, show, indices
+
+
+def _topic_annotations(found: Explorer, indices: np.ndarray) -> list[dict[str, Any]]:
+    """Each topic's label at the middle of its papers (median, so strays do not pull it)."""
+    topic_map = found.topic_map
+    shown = topic_map.topics[indices]
+    notes = []
+    for topic in topic_map.topic_list:
+        members = indices[shown == topic.id]
+        if len(members) < max(3, len(indices) // 400):
+            continue
+        x, y = np.median(topic_map.xy[members], axis=0)
+        notes.append(
+            {
+                "x": float(x),
+                "y": float(y),
+                "text": html.escape(topic.label),
+                "showarrow": False,
+                "font": {"size": 11, "color": "#222222"},
+                "bgcolor": "rgba(255,255,255,0.65)",
+            }
+        )
+    return notes
+
+
+# Where the labels of neighbouring highlighted points go, in turn, so they do not overlap.
+_OFFSETS = [(18, -22), (-18, 22), (22, 18), (-22, -18), (0, -30), (0, 30), (30, 0), (-30, 0)]
+
+
+def _marker_label(point: np.ndarray, text: str, rank: int, bold: bool) -> dict[str, Any]:
+    ax, ay = _OFFSETS[rank % len(_OFFSETS)]
+    return {
+        "x": float(point[0]),
+        "y": float(point[1]),
+        "text": f"<b>{text}</b>" if bold else text,
+        "showarrow": True,
+        "arrowhead": 0,
+        "ax": ax,
+        "ay": ay,
+        "font": {"size": 14 if bold else 11, "color": "#000000"},
+        "bgcolor": "rgba(255,255,255,0.85)",
+    }
+
+
+def show_map(found: Explorer, turn: Turn | None, tiers: list[str]) -> None:
+    answer = turn.answer if turn else None
+    cited, retrieved = highlight_of(answer)
+    fig = map_figure(found, tiers, cited, retrieved, st.session_state.get(PAPER_KEY))
+    topics = {found.topic_map.topic_of(pid) for pid in cited}
+    shown = int(np.isin(found.tiers, tiers).sum()) if tiers else len(found.topic_map)
+    caption = f"{shown:,} papers in {len(found.topic_map.topic_list)} topics"
+    if tiers:
+        caption += f" ({', '.join(tiers)})"
+    if cited:
+        caption += (
+            f" · the answer cites {len(cited)} paper(s) from {len(topics - {None})} topic(s); "
+            "retrieved but uncited papers are outlined"
+        )
+    st.caption(caption + ". Select a point to open its card.")
+    event = st.plotly_chart(
+        fig,
+        key="explore_map",
+        on_select="rerun",
+        selection_mode="points",
+        config={"scrollZoom": True, "displaylogo": False},
+    )
+    picked = _picked(event)
+    if picked and picked != st.session_state.get("explore_picked"):
+        # A new selection opens its card; a card opened otherwise stays until then.
+        st.session_state["explore_picked"] = picked
+        st.session_state[PAPER_KEY] = picked
+        st.rerun()
+    _paper_finder(found)
+
+
+def _picked(event: Any) -> str | None:
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or []:
+        data = point.get("customdata")
+        pid = data[0] if isinstance(data, list | tuple) else data
+        if isinstance(pid, str):
+            return pid
+    return None
+
+
+def _paper_finder(found: Explorer) -> None:
+    """Open a card by title too (typing is faster than finding a point)."""
+    corpus = found.corpus
+    options = [p.id for p in sorted(corpus.papers, key=lambda p: p.title.lower())]
+    current = st.session_state.get(PAPER_KEY)
+    st.selectbox(
+        "Open a paper",
+        options,
+        index=options.index(current) if current in options else None,
+        format_func=lambda pid: (corpus.get(pid) or Paper(pid, pid, "")).title,
+        placeholder="Type a title…",
+        key="explore_finder",
+        on_change=_open_found,
+    )
+
+
+def _open_found() -> None:
+    pid = st.session_state.get("explore_finder")
+    if pid:
+        st.session_state[PAPER_KEY] = pid

@@ -1,0 +1,280 @@
+"""Paper cards with related papers, side-by-side comparison and BibTeX, in the Map view and
+under the chat's answers. Cards use `ui.render`'s Markdown escaping (titles and abstracts are
+untrusted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from rag.bibtex import bibtex
+from rag.compare import MAX_PAPERS, CompareError, Comparison, compare_papers
+from rag.loaders import Paper
+from rag.related import RelatedPaper, related_papers
+from rag.store import StoreError
+from rag.topicmap import PaperVectors
+from ui.explore import (
+    BASKET_KEY,
+    COMPARISONS_KEY,
+    Explorer,
+    corpus_of,
+    explorer,
+    highlight_of,
+    switch_to,
+)
+from ui.render import Turn, chat_markdown, escape_export, escape_text, safe_url, tier_badge
+
+if TYPE_CHECKING:
+    from rag.answer import Assistant
+
+
+def ask_about(paper: Paper) -> None:
+    st.session_state["example"] = f'Summarize the paper "{paper.title}"'
+    switch_to("Chat")
+
+
+def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
+    """Title, tier, link, topic, abstract, related papers and what to do with the paper."""
+    with st.container(border=True, key=f"paper-card-{key}"):
+        st.subheader(escape_text(paper.title), anchor=False)
+        url = safe_url(paper.url)
+        facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
+        facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
+        topic = found.topic_map.topic_of(paper.id)
+        if topic is not None:
+            facts.append(f"topic: {escape_text(topic.label)}")
+        st.markdown(" · ".join(facts))
+        st.markdown(escape_text(paper.abstract))
+        ask, add, download = st.columns(3)
+        ask.button(
+            "Ask about this paper",
+            key=f"ask-{key}-{paper.id}",
+            icon=":material/chat:",
+            on_click=ask_about,
+            args=(paper,),
+        )
+        basket: list[str] = st.session_state.setdefault(BASKET_KEY, [])
+        add.button(
+            "In comparison" if paper.id in basket else "Add to comparison",
+            key=f"add-{key}-{paper.id}",
+            icon=":material/compare_arrows:",
+            on_click=toggle_basket,
+            args=(paper.id,),
+            disabled=paper.id not in basket and len(basket) >= MAX_PAPERS,
+        )
+        download.download_button(
+            "Download BibTeX",
+            data=bibtex([paper]),
+            file_name=f"{paper.id}.bib",
+            mime="application/x-bibtex",
+            on_click="ignore",
+            key=f"bib-{key}-{paper.id}",
+            icon=":material/download:",
+        )
+        show_related(found, paper.id, key)
+
+
+def show_related(found: Explorer, paper_id: str, key: str) -> None:
+    """The 5 nearest papers by paper vector; each opens its card in the Map view."""
+    related = related_papers(found.corpus, paper_id)
+    if not related:
+        return
+    st.markdown("**Related papers**")
+    for rank, r in enumerate(related, start=1):
+        _related_button(r, f"related-{key}-{paper_id}-{rank}", f"similarity {r.similarity:.2f}")
+
+
+def _related_button(related: RelatedPaper, key: str, help: str | None = None) -> None:
+    """One related paper as a link-like button that opens its card on the map."""
+    tier = f" · {escape_text(related.paper.tier)}" if related.paper.tier else ""
+    st.button(
+        f"{escape_text(related.paper.title)}{tier}",
+        key=key,
+        type="tertiary",
+        icon=":material/article:",
+        on_click=switch_to,
+        args=("Map", related.paper.id),
+        help=help,
+    )
+
+
+def toggle_basket(paper_id: str) -> None:
+    basket: list[str] = st.session_state.setdefault(BASKET_KEY, [])
+    if paper_id in basket:
+        basket.remove(paper_id)
+    elif len(basket) < MAX_PAPERS:
+        basket.append(paper_id)
+
+
+def show_comparison_picker(found: Explorer, assistant: Assistant) -> None:
+    basket: list[str] = [
+        pid for pid in st.session_state.setdefault(BASKET_KEY, []) if found.corpus.get(pid)
+    ]
+    st.markdown("**Compare papers**")
+    if len(basket) < 2:
+        st.caption(
+            "Add 2 to 4 papers with “Add to comparison” on their cards, or use “Compare the "
+            "cited papers” under an answer."
+        )
+    else:
+        names = ", ".join(
+            escape_text((found.corpus.get(p) or Paper(p, p, "")).title) for p in basket
+        )
+        st.caption(f"Chosen: {names}")
+        left, right = st.columns(2)
+        if left.button("Compare", key="compare-basket", type="primary", icon=":material/table:"):
+            papers = [p for p in map(found.corpus.get, basket) if p is not None]
+            make_comparison(papers, assistant, key="basket")
+        right.button("Clear", key="compare-clear", on_click=st.session_state[BASKET_KEY].clear)
+    for comparison in st.session_state.get(COMPARISONS_KEY, {}).get("basket", [])[-1:]:
+        show_comparison(comparison)
+
+
+def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None:
+    """Build the table (offline or with the chat's model) and keep it for the chat export."""
+    try:
+        with st.spinner("Comparing…"):
+            table = compare_papers(
+                papers,
+                chat_model=assistant.chat_model,
+                embeddings=assistant.sentence_embeddings,
+                model_name=assistant.model,
+            )
+    except CompareError as e:
+        st.error(escape_text(str(e)))
+        return
+    st.session_state.setdefault(COMPARISONS_KEY, {}).setdefault(key, []).append(table)
+
+
+def show_comparison(table: Comparison) -> None:
+    """One column per paper, a row per aspect; every cell escaped, [n] kept as text."""
+    header = "| | " + " | ".join(
+        f"\\[{n}\\] {escape_text(p.title)}" for n, p in enumerate(table.papers, start=1)
+    )
+    lines = [header + " |", "|---|" + "---|" * len(table.papers)]
+    for row in table.rows:
+        cells = " | ".join(escape_text(c.text) or "–" for c in row.cells)
+        lines.append(f"| **{row.label}** | {cells} |")
+    with st.container(border=True, key=f"comparison-{id(table)}"):
+        st.markdown("\n".join(lines))
+        note = f"Compared by {escape_text(table.model)}"
+        if table.dropped_citations:
+            note += f" · {table.dropped_citations} citation(s) to other papers were removed"
+        st.caption(note)
+
+
+def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> None:
+    """Under an answer: its topics, "Show on map", "Compare the cited papers", BibTeX."""
+    answer = turn.answer
+    if answer is None or not answer.sources or assistant is None:
+        return
+    found = explorer(assistant, compute=False)
+    cited, _ = highlight_of(answer)
+    by_topic: dict[str, list[int]] = {}
+    for pid, n in sorted(cited.items(), key=lambda item: item[1]):
+        topic = found.topic_map.topic_of(pid) if found else None
+        if topic is not None:
+            by_topic.setdefault(topic.label, []).append(n)
+    if by_topic:
+        st.caption(
+            "Topics: "
+            + " · ".join(
+                f"{escape_text(label)} " + "".join(f"\\[{n}\\]" for n in ns)
+                for label, ns in by_topic.items()
+            )
+        )
+    papers = [s.paper for s in answer.sources if s.paper.id in cited]
+    # With one paper cited, compare it with the next sources (there is nothing else to set
+    # it against).
+    compared, label = papers[:MAX_PAPERS], "Compare the cited papers"
+    if len(compared) < 2:
+        others = [s.paper for s in answer.sources if s.paper.id not in cited]
+        compared, label = (compared + others)[:3], "Compare the top sources"
+    show, compare, download = st.columns(3)
+    show.button(
+        "Show on map",
+        key=f"show-map-{turn.id}",
+        icon=":material/scatter_plot:",
+        on_click=switch_to,
+        args=("Map", None, turn.id),
+    )
+    if len(compared) >= 2 and compare.button(
+        label, key=f"compare-{turn.id}", icon=":material/table:"
+    ):
+        make_comparison(compared, assistant, key=turn.id)
+    if papers:
+        download.download_button(
+            "Download BibTeX",
+            data=bibtex(papers),
+            file_name=f"iclr2025-answer-{turn_index + 1}.bib",
+            mime="application/x-bibtex",
+            on_click="ignore",
+            key=f"bib-answer-{turn.id}",
+            icon=":material/download:",
+        )
+    for table in st.session_state.get(COMPARISONS_KEY, {}).get(turn.id, [])[-1:]:
+        show_comparison(table)
+
+
+def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> None:
+    """The related papers inside a source card of the chat."""
+    if assistant is None:
+        return
+    try:
+        corpus = corpus_of(assistant)
+    except (StoreError, OSError):
+        return
+    # A popover, not an expander: the card's one expander is its abstract.
+    with st.popover("Related papers", icon=":material/hub:"):
+        show_related_compact(corpus, paper_id, key)
+
+
+def show_related_compact(corpus: PaperVectors, paper_id: str, key: str) -> None:
+    for rank, r in enumerate(related_papers(corpus, paper_id), start=1):
+        _related_button(r, f"related-{key}-{rank}")
+
+
+def cited_papers(turns: Iterable[Turn]) -> list[Paper]:
+    """Every paper cited in the chat, in order of first citation."""
+    papers: dict[str, Paper] = {}
+    for turn in turns:
+        answer = turn.answer
+        if answer is None:
+            continue
+        for citation in answer.citations:
+            if 1 <= citation.n <= len(answer.sources):
+                paper = answer.sources[citation.n - 1].paper
+                papers.setdefault(paper.id, paper)
+    return list(papers.values())
+
+
+def sidebar_bibtex(turns: list[Turn]) -> None:
+    papers = cited_papers(turns)
+    st.download_button(
+        "Download BibTeX",
+        data=bibtex(papers) if papers else "",
+        file_name="iclr2025-cited.bib",
+        mime="application/x-bibtex",
+        on_click="ignore",
+        disabled=not papers,
+        icon=":material/menu_book:",
+        width="stretch",
+        help="BibTeX entries of every paper cited in this chat",
+        key="bib-chat",
+    )
+
+
+def chat_export(turns: list[Turn]) -> str:
+    """The chat as Markdown, then the comparison tables made in it."""
+    text = chat_markdown(turns)
+    tables = [t for ts in st.session_state.get(COMPARISONS_KEY, {}).values() for t in ts]
+    if not tables:
+        return text
+    parts = [text.rstrip(), "", "## Comparisons", ""]
+    for i, table in enumerate(tables, start=1):
+        parts += [f"### Comparison {i}", "", table.markdown(escape_export), ""]
+        parts += [f"*Compared by {escape_export(table.model)}.*", ""]
+    return "\n".join(parts).rstrip() + "\n"
