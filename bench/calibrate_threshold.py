@@ -106,7 +106,7 @@ def corpus_settings(
     index: Path | None, config: str | None = None, seeds_only: bool = False
 ) -> Settings:
     """Settings for the index in `index`, built from the corpus and the seeds when missing."""
-    from rag.index import build_index
+    from rag.ingest import build_index
 
     target = index or (SEED_INDEX if seeds_only else DEFAULT_INDEX)
     settings = with_overrides(get_settings(config), {"store": {"index_dir": str(target)}})

@@ -38,12 +38,9 @@ from rag.chunking import chunk_paper, token_counter  # noqa: E402
 from rag.cli import EVAL_CORPUS  # noqa: E402
 from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
 from rag.corpus import load_corpus  # noqa: E402
-from rag.evaluate import (  # noqa: E402
-    TutorialPipeline,
-    load_questions,
-    run_eval,
-)
-from rag.index import build_index  # noqa: E402
+from rag.eval_metrics import load_questions  # noqa: E402
+from rag.evaluate import TutorialPipeline, run_eval  # noqa: E402
+from rag.ingest import build_index  # noqa: E402
 from rag.models import LocalEmbeddings  # noqa: E402
 from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
 

@@ -144,7 +144,8 @@ def settings_for(url: str, cache: Path) -> Settings:
 
 
 def ensure_ingested(settings: Settings, corpus: str, embeddings: Any) -> dict[str, Any]:
-    from rag.index import PaperIndex, build_index
+    from rag.index import PaperIndex
+    from rag.ingest import build_index
     from rag.store import IndexMissingError
 
     try:

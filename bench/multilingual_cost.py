@@ -30,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/rag-bench/multilingual-cost"))
     args = parser.parse_args(argv)
 
-    from rag.index import PaperIndex, build_index
+    from rag.index import PaperIndex
+    from rag.ingest import build_index
     from rag.models import make_embeddings
     from rag.multilingual import build_multilingual
     from rag.retrieve import open_retriever

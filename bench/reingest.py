@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from rag.cli import EVAL_CORPUS  # noqa: E402
 from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.evaluate import load_questions  # noqa: E402
-from rag.index import build_index  # noqa: E402
+from rag.eval_metrics import load_questions  # noqa: E402
+from rag.ingest import build_index  # noqa: E402
 from rag.models import make_embeddings  # noqa: E402
 from rag.settings import get_settings, with_overrides  # noqa: E402
 

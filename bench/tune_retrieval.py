@@ -25,14 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.evaluate import (  # noqa: E402
-    KINDS,
-    Question,
-    Scores,
-    TutorialPipeline,
-    load_questions,
-    tutorial_dir,
-)
+from rag.eval_metrics import KINDS, Question, Scores, load_questions  # noqa: E402
+from rag.evaluate import TutorialPipeline, tutorial_dir  # noqa: E402
 from rag.index import PaperIndex  # noqa: E402
 from rag.models import make_embeddings  # noqa: E402
 from rag.retrieve import Retriever  # noqa: E402

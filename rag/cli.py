@@ -7,46 +7,40 @@ rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE | --con
 rag eval [--index DIR] [--questions FILE] [--json]
 rag map | related ID | compare ID ID [ID ...] | bibtex ID [ID ...]   (rag/cli_explore.py)
 rag fetch openreview VENUE_ID [--out FILE] [--api-url URL] [--all-decisions] [--ingest]
+
+This module is the parser, the dispatch and the commands above; what they read besides flags
+is rag/cli_input.py, how they print is rag/cli_output.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
+from rag.cli_input import UsageError, open_index, questions_from, read_conversations
+from rag.cli_output import (
+    json_line,
+    paper_fields,
+    progress_bar,
+    ranked_line,
+    say,
+    say_answer,
+    terminal_text,
+)
 from rag.loaders import TIERS
 from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings, get_settings, with_overrides
 
-if TYPE_CHECKING:
-    from rag.index import PaperIndex
-    from rag.loaders import Paper
-
 EXIT_ERROR = 2
-# What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
-# setting the title), other C0/C1 controls, and bidirectional overrides that reorder text.
-_ESCAPE_SEQUENCE = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing the screen
-    r"|(?:\x1b[\]P^_X]|[\x9d\x90\x9e\x9f\x98])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC...
-    r"|\x1b[ -~]"  # two-character escapes
-)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 # `rag eval`'s defaults, for a checkout: the labelled questions, and what to index when the
 # eval index is empty (the bundled corpus in data/iclr2025).
 EVAL_QUESTIONS = PROJECT_ROOT / "bench" / "questions.jsonl"
 # The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus.py).
 EVAL_CORPUS = (BUNDLED_CORPUS,)
-
-
-class UsageError(ValueError):
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,44 +62,6 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"error: {terminal_text(redact(str(e), settings))}", file=sys.stderr)
         return EXIT_ERROR
-
-
-def terminal_text(text: str) -> str:
-    """`text` with nothing a terminal would obey: escape sequences and controls removed.
-
-    Titles, abstracts and answers are untrusted; newlines and tabs are kept.
-    """
-    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
-
-
-def json_line(value: Any) -> str:
-    """One JSON line; characters a terminal obeys are \\u-escaped (JSON escapes only C0)."""
-    return _JSON_UNSAFE.sub(
-        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False)
-    )
-
-
-def say(text: str = "", end: str = "\n") -> None:
-    print(terminal_text(text), end=end)
-
-
-def paper_fields(paper: Paper, *names: str) -> dict[str, Any]:
-    """The named fields of `paper` for JSON output, in that order ("paper_id" is its id)."""
-    return {name: paper.id if name == "paper_id" else getattr(paper, name) for name in names}
-
-
-def ranked_line(rank: int, paper: Paper, similarity: float) -> str:
-    """One line of a ranked list of papers: title, tier, id and similarity."""
-    tier = f" [{paper.tier}]" if paper.tier else ""
-    return f"{rank}. {paper.title}{tier}  ({paper.id}, similarity {similarity:.2f})"
-
-
-def open_index(settings: Settings) -> PaperIndex:
-    """The index `settings` name, read with the embedding model they name."""
-    from rag.index import PaperIndex
-    from rag.models import make_embeddings
-
-    return PaperIndex.open(settings, make_embeddings(settings.embedding))
 
 
 def _is_user_error(error: Exception) -> bool:
@@ -229,7 +185,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     from rag.build_status import index_is_built, recording_build
-    from rag.index import build_index
+    from rag.ingest import build_index
 
     if args.if_needed and index_is_built(settings):
         print(f"the index in {settings.store.index_dir} is ready", file=sys.stderr)
@@ -256,41 +212,6 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
             f"{report.multilingual_seconds:.1f} s"
         )
     return 0
-
-
-class progress_bar:
-    """A tqdm bar on stderr fed by `progress(done_now, total)` calls."""
-
-    def __init__(self, unit: str) -> None:
-        self.unit = unit
-        self.bar: Any = None
-
-    def __enter__(self) -> Callable[[int, int], None]:
-        return self.update
-
-    def update(self, done: int, total: int) -> None:
-        if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit=f" {self.unit}", file=sys.stderr, dynamic_ncols=True)
-        self.bar.update(done)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def questions_from(args: argparse.Namespace) -> Iterator[str]:
-    if args.batch:
-        try:
-            lines = args.batch.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise UsageError(f"{args.batch}: not UTF-8 text") from None
-        yield from (line.strip() for line in lines if line.strip())
-    elif args.question is not None:
-        yield args.question
-    else:
-        raise UsageError("give a QUESTION or --batch FILE")
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
@@ -336,7 +257,9 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     from rag import evaluate
-    from rag.index import PaperIndex, build_index
+    from rag.eval_metrics import load_questions
+    from rag.index import PaperIndex
+    from rag.ingest import build_index
     from rag.models import make_embeddings
     from rag.store import IndexMissingError
 
@@ -345,7 +268,7 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         eval_dir = settings.store.index_dir.parent / "eval-index"
         settings = with_overrides(settings, {"store": {"index_dir": str(eval_dir)}})
     path = args.questions or EVAL_QUESTIONS
-    questions = evaluate.load_questions(path)
+    questions = load_questions(path)
     embeddings = make_embeddings(settings.embedding)
     try:
         PaperIndex.open(settings, embeddings)
@@ -416,52 +339,6 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
         say_answer(result)
         say("\n" if args.batch else "", end="")
     return 0
-
-
-def say_answer(result: Any) -> None:
-    """An answer as text: itself, its references, the model."""
-    say(result.answer)
-    if result.citations:
-        say("\nReferences:")
-    for c in result.citations:
-        say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
-        if c.url:
-            say(f"    {c.url}")
-        if c.supported is False:
-            say("    (claim not found in this abstract)")
-        else:
-            unchecked = "" if c.supported else " (nearest sentence; not checked)"
-            say(f'    "{c.quote}"{unchecked}')
-    say(f"\n(answered by {result.model})")
-
-
-def read_conversations(path: Path) -> list[list[str]]:
-    """One JSON list of questions per non-blank line; a bad line is a UsageError naming it."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
-    conversations = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}, line {number}: not JSON ({e.msg})") from None
-        if (
-            not isinstance(value, list)
-            or not value
-            or not all(isinstance(q, str) and q.strip() for q in value)
-        ):
-            raise UsageError(
-                f"{path}, line {number}: expected a JSON list of questions, "
-                'e.g. ["Which papers ...?", "summarize the second one"]'
-            )
-        conversations.append(value)
-    if not conversations:
-        raise UsageError(f"{path}: no conversation in the file")
-    return conversations
 
 
 def run_conversations(args: argparse.Namespace, settings: Settings) -> int:

@@ -12,7 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from rag.cli import UsageError, json_line, open_index, paper_fields, ranked_line, say, terminal_text
+from rag.cli_input import UsageError, open_index
+from rag.cli_output import json_line, paper_fields, ranked_line, say, terminal_text
 from rag.settings import Settings
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from rag.index import build_index
+from rag.ingest import build_index
 from rag.models import LocalEmbeddings
 from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings
 from tests.helpers import QUOKKA_PAPER, make_settings

@@ -26,7 +26,7 @@ from rag.answer import (
 )
 from rag.chunking import sentences
 from rag.cli import main
-from rag.index import build_index
+from rag.ingest import build_index
 from rag.loaders import Paper
 from rag.models import LocalEmbeddings
 from rag.retrieve import RetrievedPaper

@@ -20,7 +20,7 @@ from rag.build_status import (
     status_path,
 )
 from rag.cli import main
-from rag.index import build_index
+from rag.ingest import build_index
 from rag.loaders import load_papers
 from rag.settings import SEED_FILES
 from tests.helpers import ROOT, make_settings

@@ -31,7 +31,8 @@ import pytest
 
 from rag.answer import AnswerError, answer, open_assistant, stream_answer
 from rag.cli import main
-from rag.index import PaperIndex, build_index
+from rag.index import PaperIndex
+from rag.ingest import build_index
 from rag.keyword import KeywordIndex
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
@@ -49,9 +50,9 @@ REBIND_QUESTION = (
 
 # Kill -9 at random points ---------------------------------------------------------------------
 
-# The real CLI, with batches of 4 papers (not rag.index.PAPERS_PER_BATCH): 38 papers, 10 batches.
+# The real CLI, with batches of 4 papers (not rag.ingest.PAPERS_PER_BATCH): 38 papers, 10 batches.
 SMALL_BATCHES = (
-    "import sys, rag.index; rag.index.PAPERS_PER_BATCH = 4; "
+    "import sys, rag.ingest; rag.ingest.PAPERS_PER_BATCH = 4; "
     "from rag.cli import main; sys.exit(main(sys.argv[1:]))"
 )
 PROGRESS = re.compile(r"(\d+)/38")

@@ -202,7 +202,7 @@ def test_the_fetched_file_goes_into_the_index_beside_the_bundle_format(
     tmp_path: Path, embeddings: Any
 ) -> None:
     """A fetched file and an older corpus file (no tldr/license/pdf fields) load together."""
-    from rag.index import build_index
+    from rag.ingest import build_index
 
     out = tmp_path / "venue.jsonl"
     with OpenReviewServer(page_size=50) as server:

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from rag.answer import NO_COVERAGE, AnswerError, answer, open_assistant
 from rag.cli import main
-from rag.index import build_index
+from rag.ingest import build_index
 from rag.loaders import LoadError, Paper, load_papers
 from rag.messages import MESSAGES, message
 from rag.models import LocalEmbeddings

@@ -21,7 +21,8 @@ from langchain_core.embeddings import Embeddings
 
 from rag.chunking import chunk_paper, token_counter
 from rag.cli import main
-from rag.index import PAPERS_PER_BATCH, IndexMismatchError, PaperIndex, build_index
+from rag.index import IndexMismatchError, PaperIndex
+from rag.ingest import PAPERS_PER_BATCH, build_index
 from rag.keyword import KeywordIndex
 from rag.loaders import load_papers
 from rag.models import ModelError, bundled_model_dir, load_tokenizer, verify_weights
@@ -432,7 +433,7 @@ def rag_stats(index_dir: Path) -> dict[str, Any]:
 
 
 def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embeddings: Any) -> None:
-    # Real papers: three whole batches (rag.index.PAPERS_PER_BATCH) and a partial one.
+    # Real papers: three whole batches (rag.ingest.PAPERS_PER_BATCH) and a partial one.
     batch = PAPERS_PER_BATCH
     total = 3 * batch + 16
     path = write_jsonl(tmp_path / "papers.jsonl", read_jsonl(CORPUS_JSONL)[:total])

@@ -12,7 +12,7 @@ import pytest
 
 from rag.cli import main
 from rag.crosslingual import english_query, gloss, gloss_units, language
-from rag.evaluate import load_questions, normalise
+from rag.eval_metrics import load_questions, normalise
 from rag.loaders import load_papers
 from rag.multilingual import (
     MODEL_NAME,

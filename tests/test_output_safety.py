@@ -16,8 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.answer import answer, open_assistant
-from rag.cli import json_line, main, terminal_text
-from rag.index import build_index
+from rag.cli import main
+from rag.cli_output import json_line, terminal_text
+from rag.ingest import build_index
 from rag.verify import parse_markers
 from tests.helpers import make_settings, point_app_at
 from tests.openai_server import OpenAIServer

@@ -13,7 +13,7 @@ import pytest
 
 from rag.answer import Assistant, answer, open_assistant
 from rag.crosslingual import language
-from rag.evaluate import load_questions
+from rag.eval_metrics import load_questions
 from rag.retrieve import Retriever, open_retriever
 from rag.settings import Settings
 

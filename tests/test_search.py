@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from rag.cli import main
-from rag.index import PaperIndex, build_index
+from rag.index import PaperIndex
+from rag.ingest import build_index
 from rag.loaders import Paper, load_papers
 from rag.models import load_tokenizer
 from rag.retrieve import Filters, Retriever

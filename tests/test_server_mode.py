@@ -22,7 +22,8 @@ import pytest
 
 from rag.answer import answer, open_assistant
 from rag.cli import main
-from rag.index import PaperIndex, build_index
+from rag.index import PaperIndex
+from rag.ingest import build_index
 from rag.loaders import load_papers
 from rag.models import LocalEmbeddings
 from rag.retrieve import open_retriever

@@ -15,20 +15,20 @@ import numpy as np
 import pytest
 
 from rag.cli import main
-from rag.index import PaperIndex, build_index
+from rag.index import PaperIndex
+from rag.ingest import build_index
 from rag.models import LocalEmbeddings
 from rag.related import related_papers
 from rag.settings import SEED_FILES, Settings, with_overrides
+from rag.topic_labels import distinct_labels, topic_terms
 from rag.topicmap import (
     FORMAT,
     PaperVectors,
     TopicMap,
     compute_topic_map,
-    distinct_labels,
     load_topic_map,
     map_path,
     read_paper_vectors,
-    topic_terms,
     trustworthiness,
 )
 from tests.helpers import copy_index, make_settings

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.answer import Citation, CitedAnswer
-from rag.index import build_index
+from rag.ingest import build_index
 from rag.loaders import Paper
 from rag.messages import MESSAGES
 from rag.retrieve import RetrievedPaper

@@ -13,7 +13,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer import AnswerError, Assistant, open_assistant
 from rag.build_status import BuildStatus, read_build_status, recording_build
-from rag.index import build_index
+from rag.ingest import build_index
 from rag.loaders import LoadError
 from rag.models import ModelError, make_chat_model, make_embeddings
 from rag.settings import EmbeddingSettings, Settings
