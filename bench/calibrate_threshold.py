@@ -421,7 +421,7 @@ def report_chinese(
     """The Chinese questions' own sweep (offset 0), and what the configured settings do.
 
     On a small index (`small`: the seeds) the configured offset stays, and the sweep sets
-    multilingual_small_corpus_margin instead (no unknown-word penalty applies there).
+    multilingual_small_corpus_margin instead (the unknown-word penalty applies there too).
     """
     thresholds = [round(-0.5 + i * step, 4) for i in range(int(round(2.5 / step)) + 1)]
     some = by_setting[configured]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Literal
@@ -276,12 +277,10 @@ class Retriever:
         The same parts as for English, counted per Chinese word rather than per English term,
         since each word glosses to one or two senses, most of them not in the question's sense:
         the rarity-weighted share of the question's words one of whose senses the paper
-        contains, and a penalty for each dictionary word none of whose senses any abstract
-        contains (口吃 "stammer, stutter", 楔形文字 "cuneiform"). A word pieced together from
-        its characters, or of one character, never counts as unknown: its gloss is a guess.
-        The multilingual cosine is added by the callers. bench/calibrate_threshold.py chose
-        the weights on held-out halves. `offset` and `small_corpus_margin` replace the
-        multilingual ones (for the gloss alone).
+        contains, and a penalty for each word no abstract has (`unknown_words`), on an index
+        of any size. The multilingual cosine is added by the callers.
+        bench/calibrate_threshold.py chose the weights on held-out halves. `offset` and
+        `small_corpus_margin` replace the multilingual ones (for the gloss alone).
         """
         s = self.settings
         if offset is None:
@@ -301,14 +300,13 @@ class Retriever:
                 covered = [any(t <= found for t in senses) for _, senses in words]
                 coverage = sum(w for w, c in zip(rarity, covered, strict=True) if c) / total
             evidence.append(r.similarity + s.multilingual_lexical_weight * coverage)
-        if len(keyword.chunk_ids) < s.vocabulary_min_chunks:
-            # No unknown words on a small index (as for English), and a bar of its own: the
-            # Chinese paraphrases of the seeds score lower than the English ones.
-            return evidence, -offset - small_corpus_margin
-        unknown = sum(
-            1 for u in dict.fromkeys(u for u, _ in words) if _unknown_word(u, keyword.term_counts)
-        )
+        unknown = unknown_words(question, [u for u, _ in words], keyword.term_counts)
         penalty = s.multilingual_unknown_penalty * min(unknown, 3)
+        if len(keyword.chunk_ids) < s.vocabulary_min_chunks:
+            # Unlike English, the penalty stays on a small index: a Chinese word is judged by
+            # all of its dictionary senses, so one that none of them reaches is far from the
+            # corpus, not unlucky (measured on the 38 seeds); the bar there is a margin of its own.
+            return evidence, -offset - small_corpus_margin - penalty
         return evidence, -offset - penalty
 
     def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
@@ -316,17 +314,36 @@ class Retriever:
         return self.relevance(query, results) >= self.settings.relevance_threshold
 
 
+def unknown_words(question: str, units: list[GlossUnit], counts: dict[str, int]) -> int:
+    """How many of a Chinese question's words no abstract contains.
+
+    A Chinese dictionary word counts when none of its dictionary senses is in any abstract
+    (口吃 "stammer, stutter", 楔形文字 "cuneiform"); a word pieced together from its
+    characters, or of one character, never does: its gloss is a guess. A Latin-script term
+    written in the question is a name copied as it is (GPT-5, LoRA, KV cache), so it counts
+    when no abstract contains it whole: unlike an English question's hyphenated words, its
+    parts do not save it ("gpt" does not make GPT-5 known).
+    """
+    chinese = sum(
+        1 for u in dict.fromkeys(units) if not u.word.isascii() and _unknown_word(u, counts)
+    )
+    latin = terms(unicodedata.normalize("NFKC", question))
+    return chinese + sum(1 for t in latin if not counts.get(t))
+
+
 def _unknown_word(unit: GlossUnit, counts: dict[str, int]) -> bool:
-    """A dictionary word of 2+ characters (or an English term) no abstract has a sense of."""
-    if not unit.dictionary or (len(unit.word) < 2 and not unit.word.isascii()):
+    """A Chinese dictionary word of 2+ characters no abstract has a sense of (a word whose
+    senses are all stopwords, 模型 "model", says nothing)."""
+    if not unit.dictionary or len(unit.word) < 2:
         return False
-    return not any(
-        counts.get(part)
+    parts = [
+        part
         for sense in unit.lookup
         for term in terms(sense)
         for part in {term, *term.split("-")}
         if part
-    )
+    ]
+    return bool(parts) and not any(counts.get(part) for part in parts)
 
 
 def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> Retriever:
