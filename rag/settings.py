@@ -165,12 +165,13 @@ class RetrievalSettings(Section):
         "the paper contains.",
     )
     multilingual_small_corpus_margin: float = Field(
-        -0.48,
+        -0.51,
         ge=-1.0,
         le=1.0,
         description="Non-English relevance lost on an index below vocabulary_min_chunks "
         "(negative: gained; the unknown-word penalty applies there too); measured on the 38 "
-        "seeds.",
+        "seeds: the sweep's edge, -0.48, less 0.03 so that no answerable seed question sits "
+        "within rounding of the bar.",
     )
     multilingual_unknown_penalty: float = Field(
         0.3,
