@@ -7,7 +7,8 @@
 
 A follow-up that points at the previous answer's numbered sources ("the second one", "[3]",
 "the FlexPrefill paper", "which of them are orals?", `rag.conversation`) is answered from
-those papers alone, and questions about their tier, link or authors from their records.
+those papers alone, and questions about their tier, link or authors from their records
+(`rag.followup`).
 The LLM path rewrites a follow-up into a standalone question (with the chat history and the
 previous source list), retrieves, and asks the model with the sources numbered and fenced
 off as data; the markers in its reply are then checked (`rag.verify`). Without a model the
@@ -19,45 +20,46 @@ are never changed.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
 from rag import budget as llm_budget
+from rag.assistant import Assistant, Turn
 from rag.budget import Budget
-from rag.conversation import Reference, is_comparison, resolve, topic_terms
+from rag.citations import Citation, CitedAnswer, cite, numbered
+from rag.conversation import is_comparison, resolve, topic_terms
 from rag.crosslingual import english_query, language
-from rag.extractive import ExtractiveOptions, contribution_sentence, extractive_answer
+from rag.extractive import ExtractiveOptions, extractive_answer
+from rag.followup import referring_turn
 from rag.loaders import Paper
 from rag.messages import MESSAGES, localise_extractive, message
-from rag.models import (
-    OFFLINE_MODEL,
-    ModelError,
-    chat_model_name,
-    make_chat_model,
-    model_error_message,
-)
+from rag.models import ModelError, make_chat_model, model_error_message
 from rag.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
-from rag.retrieve import Filters, RetrievedPaper, Retriever, open_retriever
+from rag.retrieve import Filters, RetrievedPaper, open_retriever
 from rag.settings import Settings
 from rag.store import StoreError
-from rag.verify import (
-    VERBATIM_SUPPORT,
-    CachedEmbeddings,
-    Quote,
-    best_quotes,
-    check_citations,
-    inert_markers,
-    renumber,
-    source_order,
-)
+from rag.verify import best_quotes, check_citations, inert_markers
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import BaseMessage
+
+# The types from rag.citations and rag.assistant too: callers import them from here.
+__all__ = [
+    "ENGLISH_ONLY",
+    "NO_COVERAGE",
+    "AnswerError",
+    "Assistant",
+    "Citation",
+    "CitedAnswer",
+    "abstention",
+    "answer",
+    "numbered",
+    "offline_standalone",
+    "open_assistant",
+    "stream_answer",
+]
 
 History = Sequence[Mapping[str, str]]
 
@@ -85,113 +87,6 @@ class AnswerError(RuntimeError):
         self.question = question
 
 
-@dataclass
-class Citation:
-    n: int
-    paper_id: str
-    title: str
-    url: str
-    decision: str
-    quote: str  # an exact sentence of the paper's abstract; '' when the claim is unsupported
-    tier: str = ""  # Oral / Spotlight / Poster (rag.loaders.TIERS), '' when unknown
-    # How well the answer's claim citing it is found in the abstract (rag.verify.best_quotes);
-    # below rag.verify.SUPPORT_FLOOR it is not, and no sentence is quoted as its support.
-    # None: not measured (a claim not in English, or embeddings other than the bundled model).
-    support: float | None = VERBATIM_SUPPORT
-    supported: bool | None = True
-
-
-@dataclass
-class CitedAnswer:
-    """An answer whose `[n]` markers and `Citation.n` name `sources[n - 1]`.
-
-    `sources` is the numbered list the reader sees: the cited papers first, 1..k in order of
-    first citation, then the retrieved papers not cited, with no gaps.
-    """
-
-    question: str
-    standalone_question: str
-    answer: str
-    citations: list[Citation]
-    sources: list[RetrievedPaper]
-    abstained: bool
-    model: str
-    dropped_citations: int = 0
-    offline: bool = False
-
-    def as_json(self) -> dict[str, Any]:
-        """The `rag ask --json` object."""
-        return {
-            "answer": self.answer,
-            "abstained": self.abstained,
-            "model": self.model,
-            "citations": [
-                {
-                    "n": c.n,
-                    "paper_id": c.paper_id,
-                    "title": c.title,
-                    "url": c.url,
-                    "quote": c.quote,
-                    "supported": c.supported,
-                    "support": None if c.support is None else round(c.support, 3),
-                }
-                for c in self.citations
-            ],
-            "unsupported": sum(c.supported is False for c in self.citations),
-            "sources": [
-                {
-                    "n": n,
-                    "paper_id": s.paper.id,
-                    "title": s.paper.title,
-                    "decision": s.paper.decision,
-                    "url": s.paper.url,
-                }
-                for n, s in enumerate(self.sources, start=1)
-            ],
-        }
-
-
-@dataclass
-class Assistant:
-    """Everything an answer needs, created once and passed in."""
-
-    settings: Settings
-    retriever: Retriever
-    chat_model: BaseChatModel | None
-    embeddings: Embeddings
-    model: str = ""  # "provider:model" that answers, or "offline:extractive"
-    sentence_embeddings: Embeddings = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.model:
-            self.model = describe_model(self.chat_model, self.settings)
-        self.sentence_embeddings = CachedEmbeddings(self.embeddings)
-
-    @property
-    def offline(self) -> bool:
-        return self.chat_model is None
-
-    def warm_up(self) -> None:
-        """Load what the first question needs (the embedding model, BM25) now, not then."""
-        # The local model loads in ONNX Runtime, mostly outside the GIL, while BM25 is read.
-        # A remote embedding API is not called just to warm up.
-        loading = None
-        if self.settings.embedding.provider == "local":
-            loading = threading.Thread(
-                target=self.embeddings.embed_query, args=("warm up",), daemon=True
-            )
-            loading.start()
-        try:
-            self.retriever.index.keyword_index()
-        finally:
-            if loading is not None:
-                loading.join()
-
-    def stats(self) -> dict[str, Any]:
-        """{"papers", "chunks", "embedding_model"} of the open index."""
-        return self.retriever.index.stats()
-
-
 def open_assistant(
     settings: Settings,
     embeddings: Embeddings | None = None,
@@ -211,18 +106,6 @@ def open_assistant(
             raise AnswerError(str(e)) from None
     embeddings = embeddings or make_embeddings(settings.embedding)
     return Assistant(settings, open_retriever(settings, embeddings), chat_model, embeddings)
-
-
-def describe_model(chat_model: BaseChatModel | None, settings: Settings) -> str:
-    """The `provider:model` string for `chat_model`, preferring the configured spelling."""
-    if chat_model is None:
-        return OFFLINE_MODEL
-    configured = chat_model_name(settings.llm)
-    name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
-    if not isinstance(name, str) or not name or configured.endswith(f":{name}"):
-        return configured if configured != OFFLINE_MODEL else type(chat_model).__name__
-    provider = configured.partition(":")[0] if configured != OFFLINE_MODEL else "custom"
-    return f"{provider}:{name}"
 
 
 def answer(
@@ -283,17 +166,6 @@ def stream_answer(
     yield _finish(turn, "".join(parts), assistant)
 
 
-@dataclass
-class _Turn:
-    question: str
-    standalone: str
-    sources: list[RetrievedPaper]
-    messages: list[BaseMessage] = field(default_factory=list)
-    result: CitedAnswer | None = None  # set when no model call is needed (abstention)
-    reference: Reference | None = None  # the previous sources a follow-up points at
-    citable: int | None = None  # only sources[:citable] may be cited (the referenced ones)
-
-
 def _prepare(
     question: str,
     history: History,
@@ -302,7 +174,7 @@ def _prepare(
     k: int | None,
     budget: Budget,
     previous: CitedAnswer | None = None,
-) -> _Turn:
+) -> Turn:
     text = question.strip() if isinstance(question, str) else ""
     if not text:
         raise AnswerError("The question is empty: type a question about ICLR 2025 papers.")
@@ -321,102 +193,15 @@ def _prepare(
     else:
         standalone = _standalone(text, turns, assistant, question, budget, shown_papers)
     if reference is not None:
-        return _referring_turn(question, text, standalone, reference, shown, cited, assistant)
+        return referring_turn(question, text, standalone, reference, shown, cited, assistant)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
-    turn = _Turn(question, standalone, sources)
+    turn = Turn(question, standalone, sources)
     if not assistant.retriever.is_relevant(standalone, sources):
         turn.result = abstention(question, standalone, sources, assistant)
         return turn
     if assistant.chat_model is not None:
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
     return turn
-
-
-def _referring_turn(
-    question: str,
-    text: str,
-    standalone: str,
-    reference: Reference,
-    shown: list[RetrievedPaper],
-    cited: int,
-    assistant: Assistant,
-) -> _Turn:
-    """A follow-up about previous sources: answered from them alone, no search, no refusal.
-
-    The referenced papers come first and are the only ones that may be cited; the rest of
-    the previous list follows, so the next follow-up can still point at it.
-    """
-    meant = [shown[n - 1] for n in reference.numbers]
-    rest = [s for s in shown if s not in meant]
-    turn = _Turn(question, standalone, meant + rest, reference=reference, citable=len(meant))
-    if reference.about_metadata:
-        turn.result = _metadata_answer(turn, reference, shown, cited, assistant)
-    elif assistant.chat_model is not None:
-        turn.messages = answer_messages(
-            standalone, meant, original=text, previous=[s.paper for s in shown]
-        )
-    return turn
-
-
-def _metadata_answer(
-    turn: _Turn, reference: Reference, shown: list[RetrievedPaper], cited: int, assistant: Assistant
-) -> CitedAnswer:
-    """Tier, link or authors of the referenced papers, from their records, each cited.
-
-    "Which of them are orals?" lists those that are; when none is, every paper meant with its
-    decision, so the reader sees why.
-    """
-    lines = [METADATA_HEADING, ""]
-    listed = turn.sources[: turn.citable]
-    if reference.tier:
-        scope = shown[: cited or len(shown)]
-        plural = f"{reference.tier}s"
-        if listed:
-            what = f"is {_article(reference.tier)}" if len(listed) == 1 else f"are {plural}"
-            lines.append(f"{len(listed)} of the {len(scope)} papers {what}:")
-        else:
-            lines.append(f"None of the {len(scope)} papers is {_article(reference.tier)}:")
-            listed = scope
-            turn.sources = scope + [s for s in shown if s not in scope]
-        asks = ("tier", *[a for a in reference.asks if a != "tier"])
-    else:
-        asks = reference.asks
-    quotes = []
-    for n, source in enumerate(listed, start=1):
-        paper = source.paper
-        facts = " · ".join(_fact(paper, ask) for ask in asks)
-        lines.append(f"- **{inert_markers(' '.join(paper.title.split()))}** [{n}]: {facts}")
-        quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
-    return numbered(
-        CitedAnswer(
-            question=turn.question,
-            standalone_question=turn.standalone,
-            answer="\n".join(lines),
-            citations=_citations(quotes, turn.sources),
-            sources=turn.sources,
-            abstained=False,
-            model=assistant.model,
-            offline=assistant.offline,
-        )
-    )
-
-
-METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
-
-
-def _article(tier: str) -> str:
-    return f"an {tier}" if tier[:1] in "AEIOU" else f"a {tier}"
-
-
-def _fact(paper: Paper, ask: str) -> str:
-    if ask == "tier":
-        return inert_markers(paper.decision) if paper.decision else "decision not recorded"
-    if ask == "link":
-        return paper.url or "no link recorded"
-    if not paper.authors:
-        return "authors not recorded"
-    order = "" if paper.extra.get("authors_ordered", True) else " (order not known)"
-    return "authors: " + inert_markers(", ".join(paper.authors)) + order
 
 
 def abstention(
@@ -499,7 +284,7 @@ def _clean_rewrite(text: str) -> str:
     return line.strip().strip("\"'“”").strip()[:MAX_QUESTION_CHARS]
 
 
-def _offline(turn: _Turn, assistant: Assistant) -> CitedAnswer:
+def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.settings.retrieval.relevance_threshold
     # A list names every retrieved paper above the relevance floor (up to the k retrieved).
     relevant = tuple(
@@ -533,7 +318,7 @@ def _offline(turn: _Turn, assistant: Assistant) -> CitedAnswer:
             question=turn.question,
             standalone_question=turn.standalone,
             answer=localise_extractive(result.text, turn.question),
-            citations=_citations(result.quotes, turn.sources),
+            citations=cite(result.quotes, turn.sources),
             sources=turn.sources,
             abstained=False,
             model=assistant.model,
@@ -542,7 +327,7 @@ def _offline(turn: _Turn, assistant: Assistant) -> CitedAnswer:
     )
 
 
-def _finish(turn: _Turn, text: str, assistant: Assistant) -> CitedAnswer:
+def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
     if not text.strip():
         raise AnswerError(
             f"The language model failed: {assistant.model} returned an empty answer. Your "
@@ -567,7 +352,7 @@ def _finish(turn: _Turn, text: str, assistant: Assistant) -> CitedAnswer:
             question=turn.question,
             standalone_question=turn.standalone,
             answer=checked.text.strip(),
-            citations=_citations(ordered, turn.sources),
+            citations=cite(ordered, turn.sources),
             sources=turn.sources,
             abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
             model=assistant.model,
@@ -575,44 +360,6 @@ def _finish(turn: _Turn, text: str, assistant: Assistant) -> CitedAnswer:
             offline=False,
         )
     )
-
-
-def numbered(result: CitedAnswer) -> CitedAnswer:
-    """`result` with its sources in reading order: cited first, by first citation, no gaps.
-
-    The one place source numbers change, for the offline and the model's answers alike;
-    the text's markers and each `Citation.n` follow.
-    """
-    order = source_order(result.answer, len(result.sources))
-    mapping = {old: new for new, old in enumerate(order, start=1)}
-    if all(old == new for old, new in mapping.items()):
-        return result
-    result.answer = renumber(result.answer, mapping)
-    result.citations = [replace(c, n=mapping[c.n]) for c in result.citations]
-    result.sources = [result.sources[old - 1] for old in order]
-    return result
-
-
-def _citations(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:
-    citations = []
-    for quote in quotes:
-        paper = sources[quote.n - 1].paper
-        # An unsupported claim gets no quote: no sentence may look like its evidence.
-        text = "" if quote.supported is False else quote.quote
-        citations.append(
-            Citation(
-                quote.n,
-                paper.id,
-                paper.title,
-                paper.url,
-                paper.decision,
-                text,
-                paper.tier,
-                support=quote.support,
-                supported=quote.supported,
-            )
-        )
-    return citations
 
 
 def _corpus_idf(assistant: Assistant) -> Callable[[str], float] | None:

@@ -3,7 +3,7 @@
     reference = resolve("summarize the second one", [s.paper for s in previous.sources], cited=2)
     reference.numbers  # (2,): previous.sources[1]
 
-An answer's sources are a numbered list (`rag.answer.CitedAnswer.sources`, cited papers
+An answer's sources are a numbered list (`rag.citations.CitedAnswer.sources`, cited papers
 first). A follow-up names them by position ("the second one", "2nd", "#2", "[3]", "paper 3",
 "the first two", "the last one"), by pronoun ("that paper", "this one", "it": the first cited
 paper; "they", "both", "all of them": the cited ones), by name ("the FlexPrefill paper":

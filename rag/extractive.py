@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.chunking import split_sentences
+from rag.chunking import sentences
 from rag.lexical import lexical_scores
 from rag.retrieve import RetrievedPaper
 from rag.verify import LEXICAL_WEIGHT, Quote, inert_markers, spell_out
@@ -165,7 +165,7 @@ def answer_mode(question: str) -> str:
 
 def contribution_sentence(abstract: str) -> str:
     """The sentence that says what the paper contributes ("We propose X, ..."), exact."""
-    texts = [abstract[s:e] for s, e in split_sentences(abstract)] or [abstract]
+    texts = sentences(abstract) or [abstract]
     methods = [t for t in texts if _METHOD.search(t) and not _NOISE.search(t)]
     standing = [t for t in methods if not _LEANING.search(t)]
     return (standing or methods or texts)[0]
@@ -263,7 +263,7 @@ def _score_sentences(
     spelled: list[str] = []  # what is embedded: abbreviations spelled out
     for n in usable:
         abstract = sources[n - 1].paper.abstract
-        texts = [abstract[s:e] for s, e in split_sentences(abstract)] or [abstract]
+        texts = sentences(abstract) or [abstract]
         for position, (text, readable) in enumerate(
             zip(texts, spell_out(abstract, texts), strict=True)
         ):
