@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from rag.chunking import split_sentences  # noqa: E402
 from rag.keyword import KeywordIndex  # noqa: E402
 from rag.loaders import Paper, load_jsonl  # noqa: E402
-from rag.models import LocalEmbeddings  # noqa: E402
+from rag.local_model import LocalEmbeddings  # noqa: E402
 from rag.settings import BUNDLED_PAPERS, get_settings, with_overrides  # noqa: E402
 from rag.verify import SUPPORT_FLOOR, best_quotes  # noqa: E402
 

@@ -41,7 +41,7 @@ from rag.corpus import load_corpus  # noqa: E402
 from rag.eval_metrics import load_questions  # noqa: E402
 from rag.evaluate import TutorialPipeline, run_eval  # noqa: E402
 from rag.ingest import build_index  # noqa: E402
-from rag.models import LocalEmbeddings  # noqa: E402
+from rag.local_model import LocalEmbeddings  # noqa: E402
 from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
 
 LAYERS, WIDTH = 6, 384

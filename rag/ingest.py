@@ -57,7 +57,8 @@ def build_index(
     """Load `paths` (default: the configured corpus) and ingest them into the index."""
     from rag.chunking import token_counter
     from rag.corpus import load_corpus
-    from rag.models import load_tokenizer, make_embeddings
+    from rag.local_model import load_tokenizer
+    from rag.models import make_embeddings
 
     papers = load_corpus(list(paths or settings.corpus_paths())).papers
     embeddings = embeddings or make_embeddings(settings.embedding)

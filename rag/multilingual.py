@@ -26,7 +26,8 @@ from langchain_core.embeddings import Embeddings
 
 from rag.chunking import sentences
 from rag.loaders import Paper
-from rag.models import ModelError, check_weights
+from rag.local_model import check_weights
+from rag.models import ModelError
 
 MODEL_NAME = "use-multilingual-v3"
 WEIGHTS_SHA256 = {

@@ -28,7 +28,7 @@ from rag.chunking import sentences
 from rag.cli import main
 from rag.ingest import build_index
 from rag.loaders import Paper
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.retrieve import RetrievedPaper
 from rag.settings import Settings, get_settings, with_overrides
 from tests.helpers import make_settings

@@ -22,8 +22,9 @@ from rag.answer import stream_answer as stream
 from rag.chunking import sentences
 from rag.cli import main
 from rag.extractive import HEADING
+from rag.local_model import LocalEmbeddings
 from rag.messages import MESSAGES
-from rag.models import OFFLINE_MODEL, LocalEmbeddings
+from rag.models import OFFLINE_MODEL
 from rag.settings import Settings
 from tests.helpers import DATA, read_jsonl
 

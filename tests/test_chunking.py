@@ -8,7 +8,7 @@ import pytest
 
 from rag.chunking import Chunk, chunk_paper, sentences, split_sentences, token_counter
 from rag.loaders import Paper, load_papers
-from rag.models import LocalEmbeddings, load_tokenizer
+from rag.local_model import LocalEmbeddings, load_tokenizer
 from rag.settings import SEED_FILES, get_settings
 from tests.helpers import CORPUS_JSONL
 

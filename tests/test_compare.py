@@ -13,7 +13,8 @@ from rag.chunking import sentences
 from rag.cli import main
 from rag.compare import ASPECTS, CompareError, compare_offline, compare_papers
 from rag.loaders import Paper, load_papers
-from rag.models import LocalEmbeddings, make_chat_model
+from rag.local_model import LocalEmbeddings
+from rag.models import make_chat_model
 from rag.settings import Settings, with_overrides
 from tests.helpers import CORPUS_JSONL
 from tests.openai_server import OpenAIServer

@@ -10,7 +10,7 @@ import pytest
 
 from rag.answer import Assistant, CitedAnswer, answer, open_assistant
 from rag.cli import main
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.settings import Settings
 
 ATTENTION = "Which papers make attention cheaper for long sequences?"

@@ -12,7 +12,7 @@ from rag.extractive import (
     extractive_answer,
 )
 from rag.loaders import Paper
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.retrieve import RetrievedPaper
 
 SPARSE = Paper(

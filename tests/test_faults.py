@@ -35,7 +35,7 @@ from rag.index import PaperIndex
 from rag.ingest import build_index
 from rag.keyword import KeywordIndex
 from rag.loaders import load_papers
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.retrieve import Retriever, open_retriever
 from rag.settings import SEED_FILES, Settings
 from rag.store import IndexMismatchError, IndexMissingError, StoreError

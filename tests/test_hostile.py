@@ -27,8 +27,8 @@ from rag.answer import NO_COVERAGE, AnswerError, answer, open_assistant
 from rag.cli import main
 from rag.ingest import build_index
 from rag.loaders import LoadError, Paper, load_papers
+from rag.local_model import LocalEmbeddings
 from rag.messages import MESSAGES, message
-from rag.models import LocalEmbeddings
 from rag.prompts import SYSTEM_PROMPT
 from rag.settings import SEED_FILES, Settings
 from tests.helpers import copy_index, make_settings

@@ -25,7 +25,8 @@ from rag.index import IndexMismatchError, PaperIndex
 from rag.ingest import PAPERS_PER_BATCH, build_index
 from rag.keyword import KeywordIndex
 from rag.loaders import load_papers
-from rag.models import ModelError, bundled_model_dir, load_tokenizer, verify_weights
+from rag.local_model import bundled_model_dir, load_tokenizer, verify_weights
+from rag.models import ModelError
 from rag.retrieve import Retriever
 from rag.settings import Settings
 from tests.helpers import (
@@ -409,7 +410,7 @@ def test_tampered_weights_stop_the_cli_with_one_line(
     data = bytearray((bundled_model_dir() / "model.safetensors").read_bytes())
     data[1000] ^= 0xFF
     (copy / "model.safetensors").write_bytes(bytes(data))
-    monkeypatch.setattr("rag.models.bundled_model_dir", lambda: copy)
+    monkeypatch.setattr("rag.local_model.bundled_model_dir", lambda: copy)
     code = main(["search", "attention masks", "--index", str(seed_settings.store.index_dir)])
     err = capsys.readouterr().err
     assert code != 0 and err.startswith("error: ") and len(err.strip().splitlines()) == 1

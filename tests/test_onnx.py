@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from rag.models import (
+from rag.local_model import (
     BUNDLED_SHA256,
     LocalEmbeddings,
     bundled_model_dir,

@@ -16,7 +16,7 @@ from rag.cli import main
 from rag.index import PaperIndex
 from rag.ingest import build_index
 from rag.loaders import Paper, load_papers
-from rag.models import load_tokenizer
+from rag.local_model import load_tokenizer
 from rag.retrieve import Filters, Retriever
 from rag.settings import SEED_FILES, Settings
 from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl

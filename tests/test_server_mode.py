@@ -25,7 +25,7 @@ from rag.cli import main
 from rag.index import PaperIndex
 from rag.ingest import build_index
 from rag.loaders import load_papers
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.retrieve import open_retriever
 from rag.settings import SEED_FILES, Settings
 from rag.store import StoreError, make_client

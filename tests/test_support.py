@@ -20,7 +20,7 @@ from rag.answer import Assistant, answer, open_assistant
 from rag.chunking import sentences
 from rag.cli import main
 from rag.ingest import build_index
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.settings import Settings, with_overrides
 from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
 from tests.openai_server import OpenAIServer

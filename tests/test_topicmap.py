@@ -17,7 +17,7 @@ import pytest
 from rag.cli import main
 from rag.index import PaperIndex
 from rag.ingest import build_index
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.related import related_papers
 from rag.settings import SEED_FILES, Settings, with_overrides
 from rag.topic_labels import distinct_labels, topic_terms

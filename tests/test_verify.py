@@ -6,7 +6,7 @@ import pytest
 
 from rag.chunking import sentences
 from rag.loaders import Paper
-from rag.models import LocalEmbeddings
+from rag.local_model import LocalEmbeddings
 from rag.verify import (
     best_quotes,
     check_citations,
