@@ -10,7 +10,6 @@ introduces and the rest of the title agrees with the abstract. Other seeds keep 
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from rag.loaders import TITLE_LIST_SUFFIX, LoadError, Paper, load_papers
+from rag.loaders import TITLE_LIST_SUFFIX, LoadError, Paper, json_lines, load_papers
 
 # Share of the words after a title's colon that the seed's abstract must contain (the five
 # certain matches of the bundled seeds have 0.67-1.0; the words differ by stem, e.g. "Long-term").
@@ -57,13 +56,7 @@ def load_title_list(path: Path) -> list[dict[str, Any]]:
     """Rows with at least `id` and `title` (and usually `decision`, `url`, `authors`)."""
     rows = []
     with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise LoadError(path, f"not valid JSON: {e.msg}", number) from None
+        for number, row in json_lines(path, f):
             if not (isinstance(row, dict) and row.get("id") and row.get("title")):
                 raise LoadError(path, "each line needs an 'id' and a 'title'", number)
             rows.append(row)

@@ -7,14 +7,13 @@ baseline's (`rag.evaluate` runs them).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag.loaders import LoadError
+from rag.loaders import LoadError, json_lines
 
 KINDS = ("keyword", "paraphrase", "tail", "multi", "chinese", "unanswerable")
 DEPTH = 10  # ranks scored (MRR@10, nDCG@10)
@@ -43,13 +42,7 @@ def load_questions(path: Path) -> list[Question]:
         raise LoadError(path, "not UTF-8 text") from None
     questions: list[Question] = []
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise LoadError(path, f"not valid JSON: {e.msg}", number) from None
+    for number, record in json_lines(path, text.splitlines()):
         if not isinstance(record, dict):
             raise LoadError(path, "each line must be a JSON object", number)
         qid, kind, question, gold = (record.get(k) for k in ("id", "kind", "question", "gold"))

@@ -12,6 +12,7 @@ import json
 import re
 import stat
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,16 +183,22 @@ def load_seed_text(path: Path) -> list[Paper]:
     return papers
 
 
-def load_jsonl(path: Path) -> list[Paper]:
-    papers = []
-    for number, line in enumerate(_read_lines(path), start=1):
+def json_lines(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line of a JSONL file; a line that is not JSON
+    is a LoadError naming it. One reader for papers, title lists and question files."""
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            yield number, json.loads(line)
         except (json.JSONDecodeError, RecursionError) as e:
             reason = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply"
             raise LoadError(path, f"not valid JSON: {reason}", number) from None
+
+
+def load_jsonl(path: Path) -> list[Paper]:
+    papers = []
+    for number, record in json_lines(path, _read_lines(path)):
         if not isinstance(record, dict):
             raise LoadError(path, "each line must be a JSON object", number)
         papers.append(_paper_from_record(record, path, number))
