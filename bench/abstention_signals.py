@@ -1,0 +1,167 @@
+"""Would a query-performance signal help a Chinese question's abstention? Measured, not used.
+
+The configured relevance score (Retriever.relevance) refuses 18 of the 24 unanswerable Chinese
+questions on the full corpus, short of issue 13's 20. This script adds one signal at a time
+to that score, with a weight swept over both signs, and reports the best held-out result of
+each at the same false-refusal budget as bench/calibrate_threshold.py (5% on the full corpus,
+10% on the seeds; threshold chosen on odd-numbered questions, scored on even ones and the
+other way round). The signals are the classic ones for predicting that retrieval failed:
+
+- peak: how far the best cosine stands above the mean of the top 10 (a clear answer stands
+  out), for the multilingual vectors and for the gloss's MiniLM chunks;
+- spread: the standard deviation of the top 20 cosines (normalised query commitment,
+  Shtok et al. 2012), for both routes;
+- uncovered: the question's dictionary words none of whose senses the top 1 or top 5 papers
+  contain;
+- rare uncovered: the same, counting only words rare in the corpus (every sense in at most 20
+  chunks), which is what an off-topic question tends to add.
+
+    .venv/bin/python bench/abstention_signals.py [--index DIR] [--seed-index DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from calibrate_threshold import (  # noqa: E402
+    DEFAULT_INDEX,
+    SEED_INDEX,
+    Scored,
+    choose,
+    corpus_settings,
+    held_out_counts,
+    read_questions,
+    seed_questions,
+    sweep,
+)
+
+from rag.crosslingual import GlossUnit, english_query, gloss_units, language  # noqa: E402
+from rag.lexical import terms  # noqa: E402
+from rag.retrieve import open_retriever  # noqa: E402
+
+THRESHOLDS = [round(-1.5 + i * 0.01, 2) for i in range(351)]
+WEIGHTS = [-1.0, -0.5, -0.3, -0.2, -0.1, -0.05, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
+RARE = 20  # chunks
+
+
+def _senses(unit: GlossUnit) -> set[str]:
+    return {part for sense in unit.lookup for t in terms(sense) for part in {t, *t.split("-")}}
+
+
+def signals(
+    question: str, found: list[Any], use: list[float], gloss: list[float], counts: dict[str, int]
+) -> dict[str, float]:
+    """Each signal's value for one question (see the module docstring)."""
+    words = [
+        u
+        for u in dict.fromkeys(gloss_units(question))
+        if u.dictionary and len(u.word) >= 2 and not u.word.isascii() and _senses(u)
+    ]
+    texts = [terms(f"{r.paper.title}\n{r.paper.abstract}") for r in found]
+
+    def uncovered(n: int, rare_only: bool = False) -> float:
+        seen = set().union(*texts[:n])
+        return sum(
+            1
+            for u in words
+            if not _senses(u) & seen
+            and (not rare_only or max(counts.get(p, 0) for p in _senses(u)) <= RARE)
+        )
+
+    out = {}
+    for name, values in (("multilingual", use), ("gloss", gloss)):
+        v = np.array(values or [0.0])
+        out[f"{name} peak"] = float(v[0] - v[:10].mean())
+        out[f"{name} spread"] = float(v[:20].std())
+    for n in (1, 5):
+        out[f"uncovered, top {n}"] = uncovered(n)
+        out[f"rare uncovered, top {n}"] = uncovered(n, rare_only=True)
+    return out
+
+
+def measure(index: Path, seeds: bool, questions: Path) -> tuple[list[Scored], list[dict]]:
+    """The configured score and the signals of every Chinese question on one index."""
+    settings = corpus_settings(index, seeds_only=seeds)
+    retriever = open_retriever(settings)
+    counts = retriever.index.keyword_index().term_counts
+    rows = seed_questions(questions) if seeds else read_questions(questions)
+    scored, values = [], []
+    for row in rows:
+        q = row["question"]
+        if language(q) != "zh":
+            continue
+        found = retriever.search(q)
+        multilingual = retriever.multilingual
+        use = sorted((multilingual.search(q, 20) if multilingual else {}).values(), reverse=True)
+        vector = retriever.embeddings.embed_query(english_query(q))
+        gloss = [hit.similarity for hit in retriever.index.dense_search(vector, 20)]
+        kind = str(row.get("kind", ""))
+        scored.append(Scored(str(row.get("id", "")), kind, q, retriever.relevance(q, found), "zh"))
+        values.append(signals(q, found, use, gloss, counts))
+    return scored, values
+
+
+def best(scored: list[Scored], budget: float, shift: list[float]) -> tuple[int, ...]:
+    """(unanswerable refused, answerable refused), chosen on all, then held out."""
+    moved = [
+        Scored(s.id, s.kind, s.question, s.best + d, s.language)
+        for s, d in zip(scored, shift, strict=True)
+    ]
+    try:
+        point = choose(sweep(moved, THRESHOLDS), budget)
+    except SystemExit:  # no threshold within the budget
+        return (0, len(moved), 0, len(moved))
+    refused = [s for s in moved if s.best < point.threshold]
+    held = held_out_counts(moved, THRESHOLDS, budget)
+    return (
+        sum(not s.answerable for s in refused),
+        sum(s.answerable for s in refused),
+        held[0],
+        held[1],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, default=DEFAULT_INDEX)
+    parser.add_argument("--seed-index", type=Path, default=SEED_INDEX)
+    parser.add_argument("--questions", type=Path, default=ROOT / "bench" / "questions.jsonl")
+    args = parser.parse_args(argv)
+    for label, index, seeds, budget in (
+        ("full corpus", args.index, False, 0.05),
+        ("seed corpus", args.seed_index, True, 0.10),
+    ):
+        scored, values = measure(index, seeds, args.questions)
+        n_u = sum(not s.answerable for s in scored)
+        n_a = len(scored) - n_u
+        base = best(scored, budget, [0.0] * len(scored))
+        print(
+            f"\n{label}: {n_u} unanswerable, {n_a} answerable Chinese questions, "
+            f"false refusals <= {budget:.0%}"
+        )
+        print(f"  {'signal':<26} weight  refused  false  held out: refused  false")
+        print(
+            f"  {'configured score alone':<26} {'':6}  {base[0]:>2}/{n_u:<5} {base[1]:>2}/{n_a:<3}"
+            f"  {base[2]:>2}/{n_u:<16} {base[3]}/{n_a}"
+        )
+        for name in values[0]:
+            tried = [(best(scored, budget, [w * v[name] for v in values]), w) for w in WEIGHTS]
+            # most unanswerable refused held out, then fewest false refusals held out
+            got, w = max(tried, key=lambda t: (t[0][2], -t[0][3], t[0][0], -t[0][1]))
+            print(
+                f"  {name:<26} {w:+6.2f}  {got[0]:>2}/{n_u:<5} {got[1]:>2}/{n_a:<3}"
+                f"  {got[2]:>2}/{n_u:<16} {got[3]}/{n_a}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
