@@ -14,7 +14,11 @@ other way round). The signals are the classic ones for predicting that retrieval
 - uncovered: the question's dictionary words none of whose senses the top 1 or top 5 papers
   contain;
 - rare uncovered: the same, counting only words rare in the corpus (every sense in at most 20
-  chunks), which is what an off-topic question tends to add.
+  chunks), which is what an off-topic question tends to add;
+- unconfirmed: words the unknown-word rule lets through because a sense shares a stem with
+  some abstract's word, but whose best such word the multilingual encoder rates below 0.55
+  or 0.6 against the Chinese word (电梯 "elevator" against "elevate", 法庭 "court of law"
+  against "law").
 
     .venv/bin/python bench/abstention_signals.py [--index DIR] [--seed-index DIR]
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +49,8 @@ from calibrate_threshold import (  # noqa: E402
 )
 
 from rag.crosslingual import GlossUnit, english_query, gloss_units, language  # noqa: E402
-from rag.lexical import terms  # noqa: E402
+from rag.lexical import _WORD, STOPWORDS, stem, terms  # noqa: E402
+from rag.multilingual import shared_embeddings  # noqa: E402
 from rag.retrieve import open_retriever  # noqa: E402
 
 THRESHOLDS = [round(-1.5 + i * 0.01, 2) for i in range(351)]
@@ -52,12 +58,45 @@ WEIGHTS = [-1.0, -0.5, -0.3, -0.2, -0.1, -0.05, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
 RARE = 20  # chunks
 
 
+class Confirmer:
+    """The multilingual encoder's cosine between a Chinese word and the abstracts' words that
+    share a stem with one of its senses (the best of them), or None when none does."""
+
+    def __init__(self, papers: list[Any], encoder: Any) -> None:
+        self.encoder = encoder
+        self.surface: dict[str, set[str]] = defaultdict(set)
+        for paper in papers:
+            for word in _WORD.findall(f"{paper.title}\n{paper.abstract}".lower()):
+                for part in {word, *word.split("-")}:
+                    if part and part not in STOPWORDS:
+                        self.surface[stem(part)].add(part)
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        for text, vector in zip(new, self.encoder.embed_documents(new), strict=True):
+            v = np.asarray(vector)
+            self.vectors[text] = v / (np.linalg.norm(v) or 1.0)
+        return np.stack([self.vectors[t] for t in texts])
+
+    def __call__(self, unit: GlossUnit) -> float | None:
+        words = sorted({w for part in _senses(unit) for w in self.surface.get(part, ())})
+        if not words:
+            return None
+        return float((self._embed(words) @ self._embed([unit.word])[0]).max())
+
+
 def _senses(unit: GlossUnit) -> set[str]:
     return {part for sense in unit.lookup for t in terms(sense) for part in {t, *t.split("-")}}
 
 
 def signals(
-    question: str, found: list[Any], use: list[float], gloss: list[float], counts: dict[str, int]
+    question: str,
+    found: list[Any],
+    use: list[float],
+    gloss: list[float],
+    counts: dict[str, int],
+    confirm: Confirmer,
 ) -> dict[str, float]:
     """Each signal's value for one question (see the module docstring)."""
     words = [
@@ -84,6 +123,9 @@ def signals(
     for n in (1, 5):
         out[f"uncovered, top {n}"] = uncovered(n)
         out[f"rare uncovered, top {n}"] = uncovered(n, rare_only=True)
+    known = [c for c in map(confirm, words) if c is not None]
+    for bar in (0.55, 0.6):
+        out[f"unconfirmed, below {bar}"] = sum(1 for c in known if c < bar)
     return out
 
 
@@ -92,6 +134,7 @@ def measure(index: Path, seeds: bool, questions: Path) -> tuple[list[Scored], li
     settings = corpus_settings(index, seeds_only=seeds)
     retriever = open_retriever(settings)
     counts = retriever.index.keyword_index().term_counts
+    confirm = Confirmer(retriever.index.all_papers(), shared_embeddings())
     rows = seed_questions(questions) if seeds else read_questions(questions)
     scored, values = [], []
     for row in rows:
@@ -105,7 +148,7 @@ def measure(index: Path, seeds: bool, questions: Path) -> tuple[list[Scored], li
         gloss = [hit.similarity for hit in retriever.index.dense_search(vector, 20)]
         kind = str(row.get("kind", ""))
         scored.append(Scored(str(row.get("id", "")), kind, q, retriever.relevance(q, found), "zh"))
-        values.append(signals(q, found, use, gloss, counts))
+        values.append(signals(q, found, use, gloss, counts, confirm))
     return scored, values
 
 
