@@ -130,21 +130,27 @@ class Comparison:
             "dropped_citations": self.dropped_citations,
         }
 
-    def markdown(self, escape: Any = None) -> str:
-        """A Markdown table (for the chat export), then the numbered papers.
+    def table(self, escape: Any = None, marker: str = "[{n}]") -> str:
+        """The Markdown table: a column per paper, headed by `marker` and its title, a row per
+        aspect. The page and the chat export both render it.
 
         `escape` renders untrusted text safely for the target; by default pipes and line
         breaks are neutralised so a cell cannot break the table.
         """
         clean = escape or _table_text
         header = "| | " + " | ".join(
-            f"[{n}] {clean(p.title)}" for n, p in enumerate(self.papers, start=1)
+            f"{marker.format(n=n)} {clean(p.title)}" for n, p in enumerate(self.papers, start=1)
         )
         lines = [header + " |", "|---|" + "---|" * len(self.papers)]
         for row in self.rows:
             cells = " | ".join(clean(c.text) or "–" for c in row.cells)
             lines.append(f"| **{row.label}** | {cells} |")
-        lines.append("")
+        return "\n".join(lines)
+
+    def markdown(self, escape: Any = None) -> str:
+        """The table (for the chat export), then the numbered papers."""
+        clean = escape or _table_text
+        lines = [self.table(escape), ""]
         for n, p in enumerate(self.papers, start=1):
             tier = f" ({clean(p.decision)})" if p.decision else ""
             link = f" {p.url}" if p.url.startswith("https://") else ""

@@ -151,15 +151,8 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
 
 def show_comparison(table: Comparison) -> None:
     """One column per paper, a row per aspect; every cell escaped, [n] kept as text."""
-    header = "| | " + " | ".join(
-        f"\\[{n}\\] {escape_text(p.title)}" for n, p in enumerate(table.papers, start=1)
-    )
-    lines = [header + " |", "|---|" + "---|" * len(table.papers)]
-    for row in table.rows:
-        cells = " | ".join(escape_text(c.text) or "–" for c in row.cells)
-        lines.append(f"| **{row.label}** | {cells} |")
     with st.container(border=True, key=f"comparison-{id(table)}"):
-        st.markdown("\n".join(lines))
+        st.markdown(table.table(escape_text, marker="\\[{n}\\]"))
         note = f"Compared by {escape_text(table.model)}"
         if table.dropped_citations:
             note += f" · {table.dropped_citations} citation(s) to other papers were removed"
