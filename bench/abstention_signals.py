@@ -99,11 +99,12 @@ def signals(
     confirm: Confirmer,
 ) -> dict[str, float]:
     """Each signal's value for one question (see the module docstring)."""
-    words = [
-        u
-        for u in dict.fromkeys(gloss_units(question))
-        if u.dictionary and len(u.word) >= 2 and not u.word.isascii() and _senses(u)
-    ]
+    senses = {
+        u: _senses(u)
+        for u in gloss_units(question)
+        if u.dictionary and len(u.word) >= 2 and not u.word.isascii()
+    }
+    words = [u for u, parts in senses.items() if parts]
     texts = [terms(f"{r.paper.title}\n{r.paper.abstract}") for r in found]
 
     def uncovered(n: int, rare_only: bool = False) -> float:
@@ -111,8 +112,8 @@ def signals(
         return sum(
             1
             for u in words
-            if not _senses(u) & seen
-            and (not rare_only or max(counts.get(p, 0) for p in _senses(u)) <= RARE)
+            if not senses[u] & seen
+            and (not rare_only or max(counts.get(p, 0) for p in senses[u]) <= RARE)
         )
 
     out = {}
