@@ -48,10 +48,10 @@ from calibrate_threshold import (  # noqa: E402
     sweep,
 )
 
-from rag.crosslingual import GlossUnit, english_query, gloss_units, language  # noqa: E402
-from rag.lexical import _WORD, STOPWORDS, stem, terms  # noqa: E402
-from rag.multilingual import shared_embeddings  # noqa: E402
-from rag.retrieve import open_retriever  # noqa: E402
+from rag.common.lexical import _WORD, STOPWORDS, stem, terms  # noqa: E402
+from rag.lang.gloss import GlossUnit, english_query, gloss_units, language  # noqa: E402
+from rag.models.multilingual import shared_embeddings  # noqa: E402
+from rag.retrieval.retriever import open_retriever  # noqa: E402
 
 THRESHOLDS = [round(-1.5 + i * 0.01, 2) for i in range(351)]
 WEIGHTS = [-1.0, -0.5, -0.3, -0.2, -0.1, -0.05, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]

@@ -1,11 +1,11 @@
-"""Calibrate the support floor: below `rag.verify.SUPPORT_FLOOR` a citation's claim is "not
+"""Calibrate the support floor: below `rag.answer.support.SUPPORT_FLOOR` a citation's claim is "not
 found in the abstract" and no quote is shown as its support.
 
 Every claim of bench/support_claims.jsonl cites one paper of the bundled corpus. Supported
 claims were written from that paper's abstract (near-verbatim, paraphrases, two-sentence
 summaries); unsupported ones contradict it, invent results, mix a true part with an invented
 one, or are true of another paper. Each is scored as `rag ask` scores an answer sentence,
-through `rag.verify.best_quotes` with the corpus's IDF. The floor is swept: flagging an
+through `rag.answer.support.best_quotes` with the corpus's IDF. The floor is swept: flagging an
 unsupported claim is a hit, so precision / recall / F1 are those of the flag, and "wrongly
 flagged" counts supported claims the floor would mark unsupported. As a baseline, measured in
 the same run, the same sweep over the cosine similarity to the best sentence alone. The floor
@@ -35,12 +35,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.chunking import split_sentences  # noqa: E402
-from rag.keyword import KeywordIndex  # noqa: E402
-from rag.loaders import Paper, load_jsonl  # noqa: E402
-from rag.local_model import LocalEmbeddings  # noqa: E402
+from rag.answer.support import SUPPORT_FLOOR, best_quotes  # noqa: E402
+from rag.corpus.loaders import load_jsonl  # noqa: E402
+from rag.index.bm25 import KeywordIndex  # noqa: E402
+from rag.index.chunking import split_sentences  # noqa: E402
+from rag.models.minilm import LocalEmbeddings  # noqa: E402
 from rag.settings import BUNDLED_PAPERS, get_settings, with_overrides  # noqa: E402
-from rag.verify import SUPPORT_FLOOR, best_quotes  # noqa: E402
+from rag.types import Paper  # noqa: E402
 
 CLAIMS = ROOT / "bench" / "support_claims.jsonl"
 
@@ -50,7 +51,7 @@ class Scored:
     row: int
     kind: str
     supported: bool
-    support: float  # rag.verify's support score
+    support: float  # rag.answer.support's support score
     cosine: float  # baseline: cosine to the best abstract sentence, nothing else
     claim: str
 
@@ -70,7 +71,7 @@ def corpus_idf(index_dir: Path | None, papers: Sequence[Paper]) -> Callable[[str
         texts = [f"{p.title}\n{p.abstract}" for p in papers]
         ids = [p.id for p in papers]
         return KeywordIndex.build(ids, ids, texts, "bench").idf
-    from rag.index import PaperIndex
+    from rag.index.papers import PaperIndex
 
     settings = with_overrides(get_settings(), {"store": {"index_dir": str(index_dir)}})
     return PaperIndex.open(settings, LocalEmbeddings()).keyword_index().idf
@@ -151,7 +152,7 @@ def main() -> int:
     print("\nBaseline, cosine to the best sentence alone:")
     print("  " + describe(best_floor(cosine, unsupported), n_sup, n_unsup))
     chosen = best_floor(support, unsupported)
-    print("Support score (rag.verify), best F1:")
+    print("Support score (rag.answer.support), best F1:")
     print("  " + describe(chosen, n_sup, n_unsup))
 
     print("\nHeld out (floor chosen on one half, scored on the other):")

@@ -10,7 +10,7 @@ refuse at most 5% of answerable questions. To guard against fitting the question
 setting is also chosen on the odd-numbered questions and scored on the even ones (held out).
 The choice for the configured weights goes in rag/settings.py (RetrievalSettings).
 
-Questions in Chinese take their own route (rag.crosslingual, rag.multilingual) and their own
+Questions in Chinese take their own route (rag.lang.gloss, rag.index.multilingual) and their own
 relevance score (Retriever._crosslingual_relevance), so they are left out of the English choice
 (--choose-on-all to include them) and calibrated apart, on the Chinese answerable questions and
 the Chinese versions of the unanswerable ones: for a grid of the multilingual cosine's weight,
@@ -106,7 +106,7 @@ def corpus_settings(
     index: Path | None, config: str | None = None, seeds_only: bool = False
 ) -> Settings:
     """Settings for the index in `index`, built from the corpus and the seeds when missing."""
-    from rag.ingest import build_index
+    from rag.index.ingest import build_index
 
     target = index or (SEED_INDEX if seeds_only else DEFAULT_INDEX)
     settings = with_overrides(get_settings(config), {"store": {"index_dir": str(target)}})
@@ -137,8 +137,8 @@ def score_questions(
     the Chinese questions under each Chinese setting (with multilingual_relevance_offset 0),
     and of the Chinese questions searched without the multilingual vectors (the gloss alone,
     gloss_relevance_offset 0, configured weights)."""
-    from rag.crosslingual import language
-    from rag.retrieve import Retriever, open_retriever
+    from rag.lang.gloss import language
+    from rag.retrieval.retriever import Retriever, open_retriever
 
     retriever = open_retriever(settings)
     base = retriever.settings

@@ -34,13 +34,13 @@ def children_cpu() -> float:
 
 
 def first_result_seconds(src: Path, index: Path, question: str) -> tuple[float, float]:
-    """Seconds from starting `python -m rag.cli search` with `src` first on the path to its
+    """Seconds from starting `python -m rag.cli.main search` with `src` first on the path to its
     first line of output (the first result), and the CPU seconds the whole process used
     (which other jobs on the machine do not inflate)."""
     cpu = children_cpu()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
     env["PYTHONPATH"] = str(src)
-    command = [sys.executable, "-m", "rag.cli", "search", question, "--index", str(index)]
+    command = [sys.executable, "-m", "rag.cli.main", "search", question, "--index", str(index)]
     started = time.perf_counter()
     proc = subprocess.Popen(
         command, cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -50,9 +50,9 @@ sys.path.insert(0, str(ROOT))
 from calibrate_threshold import corpus_settings, read_questions  # noqa: E402
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
-from rag.answer import Assistant, CitedAnswer, answer, open_assistant  # noqa: E402
-from rag.chunking import sentences  # noqa: E402
-from rag.models import make_embeddings  # noqa: E402
+from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant  # noqa: E402
+from rag.index.chunking import sentences  # noqa: E402
+from rag.models.factory import make_embeddings  # noqa: E402
 from rag.settings import with_overrides  # noqa: E402
 from tests.openai_server import OpenAIServer  # noqa: E402
 
@@ -495,7 +495,7 @@ class Baseline:
         batch = self.tree / "questions.txt"
         batch.write_text("\n".join(questions) + "\n", encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(self.tree)}
-        command = [sys.executable, "-m", "rag.cli", "ask", "--batch", str(batch), "--json"]
+        command = [sys.executable, "-m", "rag.cli.main", "ask", "--batch", str(batch), "--json"]
         command += ["--index", str(self.settings.store.index_dir), "--config", "offline"]
         done = subprocess.run(
             command, cwd=self.tree, env=env, capture_output=True, text=True, check=True

@@ -34,14 +34,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.chunking import chunk_paper, token_counter  # noqa: E402
-from rag.cli import EVAL_CORPUS  # noqa: E402
-from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.corpus import load_corpus  # noqa: E402
-from rag.eval_metrics import load_questions  # noqa: E402
-from rag.evaluate import TutorialPipeline, run_eval  # noqa: E402
-from rag.ingest import build_index  # noqa: E402
-from rag.local_model import LocalEmbeddings  # noqa: E402
+from rag.cli.main import EVAL_CORPUS  # noqa: E402
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
+from rag.corpus.seeds import load_corpus  # noqa: E402
+from rag.evaluation.evaluate import TutorialPipeline, run_eval  # noqa: E402
+from rag.evaluation.metrics import load_questions  # noqa: E402
+from rag.index.chunking import chunk_paper, token_counter  # noqa: E402
+from rag.index.ingest import build_index  # noqa: E402
+from rag.models.minilm import LocalEmbeddings  # noqa: E402
 from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
 
 LAYERS, WIDTH = 6, 384

@@ -144,9 +144,9 @@ def settings_for(url: str, cache: Path) -> Settings:
 
 
 def ensure_ingested(settings: Settings, corpus: str, embeddings: Any) -> dict[str, Any]:
-    from rag.index import PaperIndex
-    from rag.ingest import build_index
-    from rag.store import IndexMissingError
+    from rag.errors import IndexMissingError
+    from rag.index.ingest import build_index
+    from rag.index.papers import PaperIndex
 
     try:
         return dict(PaperIndex.open(settings, embeddings).stats())
@@ -165,8 +165,8 @@ def load_questions() -> list[str]:
 
 
 def run(args: argparse.Namespace, url: str, cache: Path) -> list[Phase]:
-    from rag.models import make_embeddings
-    from rag.retrieve import open_retriever
+    from rag.models.factory import make_embeddings
+    from rag.retrieval.retriever import open_retriever
 
     settings = settings_for(url, cache)
     embeddings = make_embeddings(settings.embedding)

@@ -31,11 +31,12 @@ import plotly.tools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag.index import PaperIndex  # noqa: E402
-from rag.loaders import Paper  # noqa: E402
-from rag.models import make_embeddings  # noqa: E402
+from rag.explore.topicmap import TopicMap, load_topic_map  # noqa: E402
+from rag.index.papers import PaperIndex  # noqa: E402
+from rag.index.vectors import PaperVectors, read_paper_vectors  # noqa: E402
+from rag.models.factory import make_embeddings  # noqa: E402
 from rag.settings import get_settings, with_overrides  # noqa: E402
-from rag.topicmap import PaperVectors, TopicMap, load_topic_map, read_paper_vectors  # noqa: E402
+from rag.types import Paper  # noqa: E402
 from ui.explore import Explorer, make_explorer  # noqa: E402
 from ui.map_view import map_figure  # noqa: E402
 

@@ -30,11 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/rag-bench/multilingual-cost"))
     args = parser.parse_args(argv)
 
-    from rag.index import PaperIndex
-    from rag.ingest import build_index
-    from rag.models import make_embeddings
-    from rag.multilingual import build_multilingual
-    from rag.retrieve import open_retriever
+    from rag.index.ingest import build_index
+    from rag.index.multilingual import build_multilingual
+    from rag.index.papers import PaperIndex
+    from rag.models.factory import make_embeddings
+    from rag.retrieval.retriever import open_retriever
 
     shutil.rmtree(args.workdir, ignore_errors=True)
     settings = with_overrides(

@@ -4,11 +4,12 @@
 
 Two indexes: the real one (the 2,105 papers plus the seeds; default .rag/eval-index, built by
 `rag eval`) and a synthetic one of --chunks chunks, written through the real ingest path
-(`rag.ingest.ingest_papers`) with random unit vectors in place of the model, so it costs seconds
-per 10,000 chunks, not hours. Chunk texts are random draws from the real corpus's words, so BM25
-has realistic postings. Queries are the labelled questions, embedded by the real model at
-search time. Each search runs once to warm up, then --repeat times timed. Also printed: the
-share of each step, and the time of a bare 384x384 float32 matrix product for scale.
+(`rag.index.ingest.ingest_papers`) with random unit vectors in place of the model, so it
+costs seconds per 10,000 chunks, not hours. Chunk texts are random draws from the real
+corpus's words, so BM25 has realistic postings. Queries are the labelled questions, embedded
+by the real model at search time. Each search runs once to warm up, then --repeat times
+timed. Also printed: the share of each step, and the time of a bare 384x384 float32 matrix
+product for scale.
 """
 
 from __future__ import annotations
@@ -31,17 +32,18 @@ sys.path.insert(0, str(ROOT))
 
 from langchain_core.embeddings import Embeddings  # noqa: E402
 
-import rag.ingest  # noqa: E402
-from rag.cli import EVAL_CORPUS  # noqa: E402
-from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.eval_metrics import load_questions  # noqa: E402
-from rag.index import PaperIndex  # noqa: E402
-from rag.ingest import build_index, ingest_papers  # noqa: E402
-from rag.loaders import Paper, load_papers  # noqa: E402
-from rag.models import make_embeddings  # noqa: E402
-from rag.retrieve import Retriever  # noqa: E402
+import rag.index.ingest  # noqa: E402
+from rag.cli.main import EVAL_CORPUS  # noqa: E402
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
+from rag.corpus.loaders import load_papers  # noqa: E402
+from rag.errors import IndexMissingError  # noqa: E402
+from rag.evaluation.metrics import load_questions  # noqa: E402
+from rag.index.ingest import build_index, ingest_papers  # noqa: E402
+from rag.index.papers import PaperIndex  # noqa: E402
+from rag.models.factory import make_embeddings  # noqa: E402
+from rag.retrieval.retriever import Retriever  # noqa: E402
 from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides  # noqa: E402
-from rag.store import IndexMissingError  # noqa: E402
+from rag.types import Paper  # noqa: E402
 
 
 class RandomEmbeddings(Embeddings):
@@ -177,7 +179,7 @@ def main() -> int:
         }
         vocabulary = sorted(words - {""})
         papers = synthetic_papers(args.chunks, vocabulary)
-        rag.ingest.PAPERS_PER_BATCH = 2500  # fewer, larger writes: this index is throwaway
+        rag.index.ingest.PAPERS_PER_BATCH = 2500  # fewer, larger writes: this index is throwaway
         started = time.perf_counter()
         ingest = ingest_papers(index, papers, word_count)
         built = time.perf_counter() - started

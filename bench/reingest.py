@@ -27,14 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.cli import EVAL_CORPUS  # noqa: E402
-from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.eval_metrics import load_questions  # noqa: E402
-from rag.ingest import build_index  # noqa: E402
-from rag.models import make_embeddings  # noqa: E402
+from rag.cli.main import EVAL_CORPUS  # noqa: E402
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
+from rag.evaluation.metrics import load_questions  # noqa: E402
+from rag.index.ingest import build_index  # noqa: E402
+from rag.models.factory import make_embeddings  # noqa: E402
 from rag.settings import get_settings, with_overrides  # noqa: E402
 
-RAG = [str(ROOT / ".venv" / "bin" / "python"), "-m", "rag.cli"]
+RAG = [str(ROOT / ".venv" / "bin" / "python"), "-m", "rag.cli.main"]
 UI_SCRIPT = """
 import sys
 from streamlit.testing.v1 import AppTest

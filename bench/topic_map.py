@@ -24,10 +24,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag.index import PaperIndex  # noqa: E402
-from rag.models import make_embeddings  # noqa: E402
+from rag.explore.topicmap import compute_topic_map, trustworthiness  # noqa: E402
+from rag.index.papers import PaperIndex  # noqa: E402
+from rag.index.vectors import read_paper_vectors  # noqa: E402
+from rag.models.factory import make_embeddings  # noqa: E402
 from rag.settings import get_settings, with_overrides  # noqa: E402
-from rag.topicmap import compute_topic_map, read_paper_vectors, trustworthiness  # noqa: E402
 
 
 def progress(stage: str, share: float) -> None:

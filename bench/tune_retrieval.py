@@ -24,12 +24,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.cli import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.eval_metrics import KINDS, Question, Scores, load_questions  # noqa: E402
-from rag.evaluate import TutorialPipeline, tutorial_dir  # noqa: E402
-from rag.index import PaperIndex  # noqa: E402
-from rag.models import make_embeddings  # noqa: E402
-from rag.retrieve import Retriever  # noqa: E402
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
+from rag.evaluation.evaluate import TutorialPipeline, tutorial_dir  # noqa: E402
+from rag.evaluation.metrics import KINDS, Question, Scores, load_questions  # noqa: E402
+from rag.index.papers import PaperIndex  # noqa: E402
+from rag.models.factory import make_embeddings  # noqa: E402
+from rag.retrieval.retriever import Retriever  # noqa: E402
 from rag.settings import RetrievalSettings, get_settings, with_overrides  # noqa: E402
 
 RANKED = ("keyword", "paraphrase", "tail", "multi")

@@ -9,7 +9,8 @@ shows, and prints the seconds from process start to the answer (with its source 
 on screen (and the CPU seconds the server used for it, which a busy machine does not
 inflate), then the time for a second, warm answer. Baselines from the same run:
 - a bare Streamlit script's first paint (what any Streamlit app costs to start);
-- `rag.answer.answer()` called in-process on a warm assistant (what the answer itself costs).
+- `rag.answer.pipeline.answer()` called in-process on a warm assistant (what the answer
+  itself costs).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def app_timings(browser: Any, env: dict[str, str], questions: list[str]) -> dict
 def library_answer_seconds(env: dict[str, str], questions: list[str]) -> float:
     """`answer()` in this process for the second question after the first, as the app did."""
     os.environ.update({k: v for k, v in env.items() if k.startswith("RAG_")})
-    from rag.answer import answer, open_assistant
+    from rag.answer.pipeline import answer, open_assistant
     from rag.settings import get_settings
 
     assistant = open_assistant(get_settings(env.get("RAG_CONFIG") or None))

@@ -23,6 +23,8 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from rag.errors import ConfigError
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,7 +42,7 @@ def _config_dir() -> Path:
 CONFIG_DIR = _config_dir()
 DEFAULT_CONFIG = CONFIG_DIR / "default.toml"
 # The bundled corpus: 2,105 ICLR 2025 papers, the 38 seed abstracts (merged into the papers
-# they are, see rag/corpus.py) and the titles of the accepted papers without an abstract.
+# they are, see rag/corpus/seeds.py) and the titles of the accepted papers without an abstract.
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "iclr2025"
 ENV_PREFIX = "RAG_"
 MAX_K = 50  # papers per search or answer (retrieval.k, `--k`, the app's slider)
@@ -49,10 +51,6 @@ SEED_FILES = (
     BUNDLED_CORPUS / "000_8151f1bd5b6a28e2.txt",
     BUNDLED_CORPUS / "003_4ff9ec978693024e.txt",
 )
-
-
-class ConfigError(ValueError):
-    """A configuration file or value is invalid; the message names the file and the key."""
 
 
 class Section(BaseModel):

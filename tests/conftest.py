@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from rag.ingest import build_index
-from rag.local_model import LocalEmbeddings
+from rag.index.ingest import build_index
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings
 from tests.helpers import QUOKKA_PAPER, make_settings
 from tests.streamlit_app import streamlit

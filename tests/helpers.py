@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from rag.index.store import make_client
 from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides
-from rag.store import make_client
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_JSONL = BUNDLED_PAPERS  # the 2,105 real papers, bundled in data/iclr2025

@@ -15,22 +15,21 @@ from typing import Any
 
 import pytest
 
-from rag.answer import (
+from rag.answer.pipeline import (
     NO_COVERAGE,
-    AnswerError,
     Assistant,
     CitedAnswer,
     answer,
     open_assistant,
     stream_answer,
 )
-from rag.chunking import sentences
-from rag.cli import main
-from rag.ingest import build_index
-from rag.loaders import Paper
-from rag.local_model import LocalEmbeddings
-from rag.retrieve import RetrievedPaper
+from rag.cli.main import main
+from rag.errors import AnswerError
+from rag.index.chunking import sentences
+from rag.index.ingest import build_index
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, get_settings, with_overrides
+from rag.types import Paper, RetrievedPaper
 from tests.helpers import make_settings
 from tests.openai_server import OpenAIServer, Reply
 

@@ -9,22 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer import (
+from rag.answer.extractive import HEADING
+from rag.answer.pipeline import (
     ENGLISH_ONLY,
     NO_COVERAGE,
-    AnswerError,
     Assistant,
     CitedAnswer,
     answer,
     open_assistant,
 )
-from rag.answer import stream_answer as stream
-from rag.chunking import sentences
-from rag.cli import main
-from rag.extractive import HEADING
-from rag.local_model import LocalEmbeddings
-from rag.messages import MESSAGES
-from rag.models import OFFLINE_MODEL
+from rag.answer.pipeline import stream_answer as stream
+from rag.cli.main import main
+from rag.errors import AnswerError
+from rag.index.chunking import sentences
+from rag.lang.messages import MESSAGES
+from rag.models.factory import OFFLINE_MODEL
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 from tests.helpers import DATA, read_jsonl
 

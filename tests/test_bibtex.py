@@ -6,8 +6,9 @@ from __future__ import annotations
 import bibtexparser
 from bibtexparser import middlewares
 
-from rag.bibtex import BOOKTITLE, bibtex, citation_key
-from rag.loaders import Paper, load_papers
+from rag.corpus.loaders import load_papers
+from rag.explore.bibtex import BOOKTITLE, bibtex, citation_key
+from rag.types import Paper
 from tests.helpers import CORPUS_JSONL
 
 

@@ -104,7 +104,7 @@ def test_chinese_question_gets_a_cited_answer_with_chinese_text(
 ) -> None:
     from playwright.sync_api import expect
 
-    from rag.messages import MESSAGES
+    from rag.lang.messages import MESSAGES
 
     question = "有没有用离线强化学习给数据中心制冷系统节能的论文？"
     page, _ = open_app(browser, quokka_app, ready="39 papers")

@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.build_status import (
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.index.build_status import (
     BuildStatus,
     index_is_built,
     read_build_status,
     recording_build,
     status_path,
 )
-from rag.cli import main
-from rag.ingest import build_index
-from rag.loaders import load_papers
+from rag.index.ingest import build_index
 from rag.settings import SEED_FILES
 from tests.helpers import ROOT, make_settings
 

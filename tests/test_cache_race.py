@@ -16,9 +16,9 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from rag.answer import answer, open_assistant
+from rag.answer.pipeline import answer, open_assistant
+from rag.answer.support import CachedEmbeddings
 from rag.settings import Settings
-from rag.verify import CachedEmbeddings
 
 THREADS = 6
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from rag.ingest import build_index
+from rag.index.ingest import build_index
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 from tests.openai_server import OpenAIServer
 from tests.streamlit_app import chromium, streamlit

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from rag.chunking import Chunk, chunk_paper, sentences, split_sentences, token_counter
-from rag.loaders import Paper, load_papers
-from rag.local_model import LocalEmbeddings, load_tokenizer
+from rag.corpus.loaders import load_papers
+from rag.index.chunking import chunk_paper, sentences, split_sentences, token_counter
+from rag.models.minilm import LocalEmbeddings, load_tokenizer
 from rag.settings import SEED_FILES, get_settings
+from rag.types import Chunk, Paper
 from tests.helpers import CORPUS_JSONL
 
 MAX_TOKENS = get_settings().chunking.max_tokens

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from rag.chunking import sentences
-from rag.cli import main
-from rag.compare import ASPECTS, CompareError, compare_offline, compare_papers
-from rag.loaders import Paper, load_papers
-from rag.local_model import LocalEmbeddings
-from rag.models import make_chat_model
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import CompareError
+from rag.explore.compare import ASPECTS, compare_offline, compare_papers
+from rag.index.chunking import sentences
+from rag.models.factory import make_chat_model
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, with_overrides
+from rag.types import Paper
 from tests.helpers import CORPUS_JSONL
 from tests.openai_server import OpenAIServer
 from tests.test_topicmap import read_paper_ids
@@ -155,7 +157,7 @@ def test_rag_compare_json_offline_and_with_the_model(
     assert printed["model"] == "offline:extractive"
     abstracts = {p["n"]: p for p in printed["papers"]}
     assert [r["aspect"] for r in printed["rows"]] == [a for a, _ in ASPECTS]
-    from rag.store import make_client
+    from rag.index.store import make_client
 
     stored = make_client(seed_settings).get_collection("iclr2025_papers").get(ids=ids)
     by_id = dict(zip(stored["ids"], stored["documents"], strict=True))

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.index import PaperIndex
-from rag.local_model import LocalEmbeddings
-from rag.retrieve import Retriever
+from rag.index.papers import PaperIndex
+from rag.models.minilm import LocalEmbeddings
+from rag.retrieval.retriever import Retriever
 from rag.settings import Settings
 from tests.helpers import ROOT, copy_index, index_snapshot, make_settings, read_jsonl
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.conversation import resolve
-from rag.loaders import Paper
+from rag.answer.references import resolve
+from rag.types import Paper
 
 
 def paper(pid: str, title: str, tier: str) -> Paper:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer import Assistant, CitedAnswer, answer, open_assistant
-from rag.cli import main
-from rag.local_model import LocalEmbeddings
+from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
+from rag.cli.main import main
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 
 ATTENTION = "Which papers make attention cheaper for long sequences?"

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.cli import main
-from rag.corpus import load_corpus, merge_seeds, normalise
-from rag.loaders import LoadError, load_papers
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.corpus.seeds import load_corpus, merge_seeds, normalise
+from rag.errors import LoadError
 from rag.settings import (
     BUNDLED_CORPUS,
     BUNDLED_PAPERS,

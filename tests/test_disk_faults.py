@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.cli import main
+from rag.cli.main import main
 from rag.settings import Settings
 
 REBIND_QUESTION = "How does ReBIND use the Lennard-Jones potential for molecular conformations?"
@@ -129,7 +129,7 @@ def test_a_disk_that_fills_up_mid_ingest_leaves_an_index_that_opens(
 def rag(*argv: str) -> subprocess.CompletedProcess[str]:
     """`rag ARGV` in a new process; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-m", "rag.cli", *argv], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "rag.cli.main", *argv], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr
     return done

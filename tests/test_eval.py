@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rag.cli import main
-from rag.eval_metrics import (
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import LoadError
+from rag.evaluation.metrics import (
     Abstention,
     Scores,
     gold_ranks,
@@ -18,7 +20,6 @@ from rag.eval_metrics import (
     recall_at,
     reciprocal_rank,
 )
-from rag.loaders import LoadError, load_papers
 from rag.settings import SEED_FILES, Settings
 
 ABSTRACTS = ["nothing here", "we study alpha  particles", "beta decay", "also alpha again"]
@@ -228,8 +229,9 @@ def test_rag_eval_indexes_the_corpus_the_cli_passes_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The eval corpus is the CLI's default, passed in; the library names no location."""
-    import rag.cli
-    from rag import eval_metrics, evaluate
+    import rag.cli.main
+    from rag.evaluation import evaluate
+    from rag.evaluation import metrics as eval_metrics
 
     seeds = load_papers(list(SEED_FILES))[:3]
     corpus = tmp_path / "three.jsonl"
@@ -238,7 +240,7 @@ def test_rag_eval_indexes_the_corpus_the_cli_passes_in(
             json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n" for p in seeds
         )
     )
-    monkeypatch.setattr(rag.cli, "EVAL_CORPUS", (corpus,))
+    monkeypatch.setattr(rag.cli.main, "EVAL_CORPUS", (corpus,))
     questions = write_questions(tmp_path / "q.jsonl", SEED_QUESTIONS[:2])
     argv = ["eval", "--index", str(tmp_path / "index"), "--questions", str(questions)]
     assert main([*argv, "--no-baselines", "--json"]) == 0

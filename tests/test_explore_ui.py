@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.loaders import Paper
-from rag.topicmap import PaperVectors, Topic, TopicMap
+from rag.explore.topicmap import Topic, TopicMap
+from rag.index.vectors import PaperVectors
+from rag.types import Paper
 from tests.test_ui_apptest import (  # noqa: F401 (fixtures)
     DARK_QUESTION,
     DARKBENCH,

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from rag.extractive import (
+from rag.answer.extractive import (
     ExtractiveOptions,
     answer_mode,
     contribution_sentence,
     extractive_answer,
 )
-from rag.loaders import Paper
-from rag.local_model import LocalEmbeddings
-from rag.retrieve import RetrievedPaper
+from rag.models.minilm import LocalEmbeddings
+from rag.types import Paper, RetrievedPaper
 
 SPARSE = Paper(
     "sparse",

@@ -29,16 +29,16 @@ from typing import Any
 
 import pytest
 
-from rag.answer import AnswerError, answer, open_assistant, stream_answer
-from rag.cli import main
-from rag.index import PaperIndex
-from rag.ingest import build_index
-from rag.keyword import KeywordIndex
-from rag.loaders import load_papers
-from rag.local_model import LocalEmbeddings
-from rag.retrieve import Retriever, open_retriever
+from rag.answer.pipeline import answer, open_assistant, stream_answer
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import AnswerError, IndexMismatchError, IndexMissingError, StoreError
+from rag.index.bm25 import KeywordIndex
+from rag.index.ingest import build_index
+from rag.index.papers import PaperIndex
+from rag.models.minilm import LocalEmbeddings
+from rag.retrieval.retriever import Retriever, open_retriever
 from rag.settings import SEED_FILES, Settings
-from rag.store import IndexMismatchError, IndexMissingError, StoreError
 from tests.chroma_server import free_port
 from tests.helpers import ROOT, copy_index, index_snapshot, make_settings
 from tests.openai_server import OpenAIServer, Reply
@@ -50,10 +50,11 @@ REBIND_QUESTION = (
 
 # Kill -9 at random points ---------------------------------------------------------------------
 
-# The real CLI, with batches of 4 papers (not rag.ingest.PAPERS_PER_BATCH): 38 papers, 10 batches.
+# The real CLI, with batches of 4 papers (not rag.index.ingest.PAPERS_PER_BATCH): 38 papers,
+# 10 batches.
 SMALL_BATCHES = (
-    "import sys, rag.ingest; rag.ingest.PAPERS_PER_BATCH = 4; "
-    "from rag.cli import main; sys.exit(main(sys.argv[1:]))"
+    "import sys, rag.index.ingest; rag.index.ingest.PAPERS_PER_BATCH = 4; "
+    "from rag.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
 PROGRESS = re.compile(r"(\d+)/38")
 

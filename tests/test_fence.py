@@ -1,8 +1,8 @@
 """Fence tags disguised in abstracts, titles and the chat are defused before the prompt.
 
 A model reads `<\u200b/sources>` or `</sоurces>` (Cyrillic о) as the closing tag; before,
-only the ASCII spellings were defused. Checked on the folded text (`rag.fence.skeleton`), which
-is what the look-alikes look like.
+only the ASCII spellings were defused. Checked on the folded text
+(`rag.answer.fence.skeleton`), which is what the look-alikes look like.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import re
 
 import pytest
 
-from rag.fence import defuse, skeleton
-from rag.loaders import Paper
-from rag.prompts import answer_messages, rewrite_messages
-from rag.retrieve import RetrievedPaper
+from rag.answer.fence import defuse, skeleton
+from rag.answer.prompts import answer_messages, rewrite_messages
+from rag.types import Paper, RetrievedPaper
 
 TAG = re.compile(r"<\s*/?\s*(?:sources?|conversation)")
 CLOSE = "</sources>"

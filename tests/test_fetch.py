@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from rag.cli import main
-from rag.fetch import FetchError, fetch_venue, paper_from_note, progress_path
-from rag.loaders import load_papers
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.corpus.openreview import fetch_venue, paper_from_note, progress_path
+from rag.errors import FetchError
 from tests.helpers import make_settings, read_jsonl
 from tests.openreview_server import Fault, OpenReviewServer, fixture_notes
 
@@ -202,7 +203,7 @@ def test_the_fetched_file_goes_into_the_index_beside_the_bundle_format(
     tmp_path: Path, embeddings: Any
 ) -> None:
     """A fetched file and an older corpus file (no tldr/license/pdf fields) load together."""
-    from rag.ingest import build_index
+    from rag.index.ingest import build_index
 
     out = tmp_path / "venue.jsonl"
     with OpenReviewServer(page_size=50) as server:

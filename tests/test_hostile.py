@@ -23,14 +23,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.answer import NO_COVERAGE, AnswerError, answer, open_assistant
-from rag.cli import main
-from rag.ingest import build_index
-from rag.loaders import LoadError, Paper, load_papers
-from rag.local_model import LocalEmbeddings
-from rag.messages import MESSAGES, message
-from rag.prompts import SYSTEM_PROMPT
+from rag.answer.pipeline import NO_COVERAGE, answer, open_assistant
+from rag.answer.prompts import SYSTEM_PROMPT
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import AnswerError, LoadError
+from rag.index.ingest import build_index
+from rag.lang.messages import MESSAGES, message
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import SEED_FILES, Settings
+from rag.types import Paper
 from tests.helpers import copy_index, make_settings
 from tests.openai_server import OpenAIServer
 

@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from rag.chunking import chunk_paper, token_counter
-from rag.cli import main
-from rag.index import IndexMismatchError, PaperIndex
-from rag.ingest import PAPERS_PER_BATCH, build_index
-from rag.keyword import KeywordIndex
-from rag.loaders import load_papers
-from rag.local_model import bundled_model_dir, load_tokenizer, verify_weights
-from rag.models import ModelError
-from rag.retrieve import Retriever
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import IndexMismatchError, ModelError
+from rag.index.bm25 import KeywordIndex
+from rag.index.chunking import chunk_paper, token_counter
+from rag.index.ingest import PAPERS_PER_BATCH, build_index
+from rag.index.papers import PaperIndex
+from rag.models.minilm import bundled_model_dir, load_tokenizer, verify_weights
+from rag.retrieval.retriever import Retriever
 from rag.settings import Settings
 from tests.helpers import (
     CORPUS_JSONL,
@@ -410,7 +410,7 @@ def test_tampered_weights_stop_the_cli_with_one_line(
     data = bytearray((bundled_model_dir() / "model.safetensors").read_bytes())
     data[1000] ^= 0xFF
     (copy / "model.safetensors").write_bytes(bytes(data))
-    monkeypatch.setattr("rag.local_model.bundled_model_dir", lambda: copy)
+    monkeypatch.setattr("rag.models.minilm.bundled_model_dir", lambda: copy)
     code = main(["search", "attention masks", "--index", str(seed_settings.store.index_dir)])
     err = capsys.readouterr().err
     assert code != 0 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
@@ -434,7 +434,7 @@ def rag_stats(index_dir: Path) -> dict[str, Any]:
 
 
 def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embeddings: Any) -> None:
-    # Real papers: three whole batches (rag.ingest.PAPERS_PER_BATCH) and a partial one.
+    # Real papers: three whole batches (rag.index.ingest.PAPERS_PER_BATCH) and a partial one.
     batch = PAPERS_PER_BATCH
     total = 3 * batch + 16
     path = write_jsonl(tmp_path / "papers.jsonl", read_jsonl(CORPUS_JSONL)[:total])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import bm25s
 
-from rag.keyword import KeywordIndex
-from rag.lexical import lexical_scores, terms
+from rag.common.lexical import lexical_scores, terms
+from rag.index.bm25 import KeywordIndex
 
 TEXT = (
     "Summarize the studies on transformers: their learning curves, running queries faster, "
@@ -14,7 +14,7 @@ TEXT = (
 
 
 def bm25_tokens(text: str) -> set[str]:
-    """The terms BM25 indexes for `text` (rag.keyword tokenizes with these words)."""
+    """The terms BM25 indexes for `text` (rag.index.bm25 tokenizes with these words)."""
     index = KeywordIndex.build(["c"], ["p"], [text], "g")
     assert index.retriever is not None
     return set(index.retriever.vocab_dict) - {""}  # bm25s keeps an empty token for empty texts
@@ -28,7 +28,7 @@ def test_bm25_and_exact_terms_stem_and_drop_the_same_words() -> None:
 
 
 def test_one_stopword_list_without_duplicates() -> None:
-    from rag.lexical import STOPWORDS
+    from rag.common.lexical import STOPWORDS
 
     assert isinstance(STOPWORDS, frozenset)
     assert set(bm25s.stopwords.STOPWORDS_EN) <= STOPWORDS  # BM25's usual list is part of it

@@ -11,9 +11,10 @@ import pytest
 from pydantic import BaseModel
 from streamlit.testing.v1 import AppTest
 
-from rag.cli import main
-from rag.retrieve import open_retriever
-from rag.settings import MAX_K, ConfigError, Settings, get_settings
+from rag.cli.main import main
+from rag.errors import ConfigError
+from rag.retrieval.retriever import open_retriever
+from rag.settings import MAX_K, Settings, get_settings
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 NUMERIC = (int, float)

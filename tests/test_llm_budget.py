@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from rag import budget
-from rag.answer import AnswerError, answer, open_assistant, stream_answer
-from rag.cli import main
+from rag.answer.pipeline import answer, open_assistant, stream_answer
+from rag.cli.main import main
+from rag.errors import AnswerError
+from rag.models import budget
 from rag.settings import Settings
 from tests.helpers import make_settings
 from tests.openai_server import OpenAIServer, Reply

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.cli import main
-from rag.loaders import LoadError, load_papers
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import LoadError
 
 
 def load_error(path: Path, seconds: float = 20.0) -> LoadError:

@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
-from rag.cli import main
-from rag.loaders import LoadError, Paper, load_papers
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import LoadError
 from rag.settings import SEED_FILES, Settings
+from rag.types import Paper
 from tests.helpers import CORPUS_JSONL, ROOT, copy_index, index_snapshot, read_jsonl
 
 

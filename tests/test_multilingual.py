@@ -10,22 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from rag.cli import main
-from rag.crosslingual import english_query, gloss, gloss_units, language
-from rag.eval_metrics import load_questions, normalise
-from rag.keyword import KeywordIndex
-from rag.loaders import load_papers
-from rag.multilingual import (
-    MODEL_NAME,
-    WEIGHTS_SHA256,
-    MultilingualError,
-    MultilingualIndex,
-    shared_embeddings,
-    verify_weights,
-)
-from rag.retrieve import Retriever, open_retriever, unknown_words
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import MultilingualError
+from rag.evaluation.metrics import load_questions, normalise
+from rag.index.bm25 import KeywordIndex
+from rag.index.multilingual import MultilingualIndex
+from rag.index.store import make_client
+from rag.lang.gloss import english_query, gloss, gloss_units, language
+from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, shared_embeddings, verify_weights
+from rag.retrieval.retriever import Retriever, open_retriever, unknown_words
 from rag.settings import SEED_FILES, Settings, with_overrides
-from rag.store import make_client
 from tests.helpers import DATA, ROOT, copy_index, read_jsonl
 
 COOLING = "有没有论文用离线强化学习来降低数据中心制冷系统的能耗？"

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from rag.local_model import (
+from rag.models.minilm import (
     BUNDLED_SHA256,
     LocalEmbeddings,
     bundled_model_dir,
@@ -78,7 +78,7 @@ def test_answering_with_the_onnx_backend_never_imports_torch_or_transformers(
     """Start-up of the app and CLI: torch, sentence-transformers and transformers cost seconds
     to import."""
     script = (
-        "import sys; from rag.answer import answer, open_assistant; "
+        "import sys; from rag.answer.pipeline import answer, open_assistant; "
         "from rag.settings import get_settings; "
         "result = answer('How does FlashMask support attention masks?', "
         "assistant=open_assistant(get_settings())); "

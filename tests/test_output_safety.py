@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.answer import answer, open_assistant
-from rag.cli import main
-from rag.cli_output import json_line, terminal_text
-from rag.ingest import build_index
-from rag.verify import parse_markers
+from rag.answer.markers import parse_markers
+from rag.answer.pipeline import answer, open_assistant
+from rag.cli.main import main
+from rag.cli.output import json_line, terminal_text
+from rag.index.ingest import build_index
 from tests.helpers import make_settings, point_app_at
 from tests.openai_server import OpenAIServer
 from ui.render import Turn, answer_markdown, chat_markdown, safe_url, source_link

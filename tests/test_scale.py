@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer import Assistant, answer, open_assistant
-from rag.crosslingual import language
-from rag.eval_metrics import load_questions
-from rag.retrieve import Retriever, open_retriever
+from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.evaluation.metrics import load_questions
+from rag.lang.gloss import language
+from rag.retrieval.retriever import Retriever, open_retriever
 from rag.settings import Settings
 
 QUESTIONS = load_questions(Path(__file__).resolve().parents[1] / "bench" / "questions.jsonl")

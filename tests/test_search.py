@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from rag.cli import main
-from rag.index import PaperIndex
-from rag.ingest import build_index
-from rag.loaders import Paper, load_papers
-from rag.local_model import load_tokenizer
-from rag.retrieve import Filters, Retriever
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.index.ingest import build_index
+from rag.index.papers import PaperIndex
+from rag.models.minilm import load_tokenizer
+from rag.retrieval.retriever import Retriever
 from rag.settings import SEED_FILES, Settings
+from rag.types import Filters, Paper
 from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl
 
 QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
@@ -116,7 +117,7 @@ def test_tail_facts_are_matched_by_their_own_chunk(
 
 
 def chunk_span(index: PaperIndex, chunk_id: str) -> tuple[int, int]:
-    from rag.store import make_client
+    from rag.index.store import make_client
 
     chunks = make_client(index.settings).get_collection(index.chunks_name)
     meta = chunks.get(ids=[chunk_id], include=["metadatas"])["metadatas"][0]
@@ -206,16 +207,16 @@ def test_search_batch_prints_one_json_line_per_question_and_loads_models_once(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import rag.models
+    import rag.models.factory
 
     made = []
-    real = rag.models.make_embeddings
+    real = rag.models.factory.make_embeddings
 
     def counting(settings: Any) -> Any:
         made.append(settings)
         return real(settings)
 
-    monkeypatch.setattr(rag.models, "make_embeddings", counting)
+    monkeypatch.setattr(rag.models.factory, "make_embeddings", counting)
     chosen = QUESTIONS[:3] + [q for q in QUESTIONS if q["kind"] == "tail"][:2]
     batch = tmp_path / "questions.txt"
     batch.write_text(

@@ -3,7 +3,7 @@
 - A Chroma token (or CHROMA_HEADERS value, or API key) that no HTTP header can carry (a
   trailing newline from `$(cat token.txt)`) is refused at start-up naming the variable; before,
   the HTTP client's error printed the whole header, secret included, and blamed the server.
-- Whatever an error says, `rag.redact` removes the secrets before it is shown.
+- Whatever an error says, `rag.common.redact` removes the secrets before it is shown.
 - `user:password@` in `llm.base_url` is shown nowhere: not in the sidebar, not in errors.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.cli import main
-from rag.redact import display_url, redact
+from rag.cli.main import main
+from rag.common.redact import display_url, redact
 from rag.settings import Settings, get_settings
 from tests.chroma_server import free_port
 from tests.openai_server import OpenAIServer, Reply

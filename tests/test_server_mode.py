@@ -20,15 +20,16 @@ from typing import Any
 
 import pytest
 
-from rag.answer import answer, open_assistant
-from rag.cli import main
-from rag.index import PaperIndex
-from rag.ingest import build_index
-from rag.loaders import load_papers
-from rag.local_model import LocalEmbeddings
-from rag.retrieve import open_retriever
+from rag.answer.pipeline import answer, open_assistant
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.errors import StoreError
+from rag.index.ingest import build_index
+from rag.index.papers import PaperIndex
+from rag.index.store import make_client
+from rag.models.minilm import LocalEmbeddings
+from rag.retrieval.retriever import open_retriever
 from rag.settings import SEED_FILES, Settings
-from rag.store import StoreError, make_client
 from tests.chroma_server import ChromaServer, free_port
 from tests.helpers import ROOT, index_snapshot, make_settings, read_jsonl
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from rag.errors import ConfigError
 from rag.settings import (
     CONFIG_DIR,
     DEFAULT_CONFIG,
-    ConfigError,
     RetrievalSettings,
     Settings,
     get_settings,
@@ -174,7 +174,7 @@ def test_preset_by_name_and_by_path_agree() -> None:
 def test_command_line_index_beats_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag.cli import build_parser, load_settings
+    from rag.cli.main import build_parser, load_settings
 
     monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(tmp_path / "from-env"))
     monkeypatch.setenv("RAG_LLM__MODEL", "offline")

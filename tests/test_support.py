@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag import verify
-from rag.answer import Assistant, answer, open_assistant
-from rag.chunking import sentences
-from rag.cli import main
-from rag.ingest import build_index
-from rag.local_model import LocalEmbeddings
+from rag.answer import support as verify
+from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.cli.main import main
+from rag.index.chunking import sentences
+from rag.index.ingest import build_index
+from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, with_overrides
 from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
 from tests.openai_server import OpenAIServer

@@ -14,23 +14,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.cli import main
-from rag.index import PaperIndex
-from rag.ingest import build_index
-from rag.local_model import LocalEmbeddings
-from rag.related import related_papers
-from rag.settings import SEED_FILES, Settings, with_overrides
-from rag.topic_labels import distinct_labels, topic_terms
-from rag.topicmap import (
+from rag.cli.main import main
+from rag.explore.labels import distinct_labels, topic_terms
+from rag.explore.related import related_papers
+from rag.explore.topicmap import (
     FORMAT,
-    PaperVectors,
     TopicMap,
     compute_topic_map,
     load_topic_map,
     map_path,
-    read_paper_vectors,
     trustworthiness,
 )
+from rag.index.ingest import build_index
+from rag.index.papers import PaperIndex
+from rag.index.vectors import PaperVectors, read_paper_vectors
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import SEED_FILES, Settings, with_overrides
 from tests.helpers import copy_index, make_settings
 
 
@@ -183,7 +182,7 @@ def test_a_corrupt_cache_is_recomputed(
 
 
 def test_server_mode_keeps_one_map_cache_per_server(tmp_path: Path) -> None:
-    from rag.keyword_cache import keyword_dir
+    from rag.index.bm25_cache import keyword_dir
 
     base = make_settings(tmp_path / "cache")
     one = with_overrides(base, {"store": {"mode": "http", "host": "10.0.0.1", "port": 8000}})
@@ -229,7 +228,7 @@ def test_rag_related_and_errors(
 
 
 def read_paper_ids(settings: Settings) -> list[str]:
-    from rag.store import make_client
+    from rag.index.store import make_client
 
     client = make_client(settings)
     return sorted(client.get_collection(f"{settings.store.collection}_papers").get()["ids"])

@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.answer import Citation, CitedAnswer
-from rag.ingest import build_index
-from rag.loaders import Paper
-from rag.messages import MESSAGES
-from rag.retrieve import RetrievedPaper
+from rag.answer.pipeline import Citation, CitedAnswer
+from rag.index.ingest import build_index
+from rag.lang.messages import MESSAGES
+from rag.types import Paper, RetrievedPaper
 from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
 from tests.openai_server import OpenAIServer, Reply
 from ui.feedback import RateLimit, latest_feedback

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from rag.loaders import Paper
 from rag.settings import get_settings, with_overrides
+from rag.types import Paper
 from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
 from ui.latex import display_form, plain_latex, plain_text
 from ui.model_menu import CONFIGURED, model_choices

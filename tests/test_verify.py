@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rag.chunking import sentences
-from rag.loaders import Paper
-from rag.local_model import LocalEmbeddings
-from rag.verify import (
-    best_quotes,
-    check_citations,
-    claims,
-    parse_markers,
-    renumber,
-    source_order,
-)
+from rag.answer.markers import check_citations, parse_markers, renumber, source_order
+from rag.answer.support import best_quotes, claims
+from rag.index.chunking import sentences
+from rag.models.minilm import LocalEmbeddings
+from rag.types import Paper
 
 MDM = Paper(
     id="mdm",

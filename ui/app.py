@@ -4,7 +4,7 @@
     RAG_CONFIG=local-server .venv/bin/streamlit run ui/app.py   # any preset or config file
 
 A thin caller of `rag`: settings from `rag.settings` (RAG_CONFIG, then RAG_* variables),
-answers from `rag.answer`. The models and the index are opened once per process
+answers from `rag.answer.pipeline`. The models and the index are opened once per process
 (`ui.index_view`); a turn of the chat is drawn by `ui.chat_view`, the Map view by `ui.map_view`.
 """
 
@@ -16,11 +16,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from rag.answer import AnswerError
-from rag.loaders import TIERS
-from rag.models import OFFLINE_MODEL, chat_model_name
-from rag.settings import ConfigError, Settings, get_settings
-from rag.store import StoreError
+from rag.errors import AnswerError, ConfigError, StoreError
+from rag.models.factory import OFFLINE_MODEL, chat_model_name
+from rag.settings import Settings, get_settings
+from rag.types import TIERS
 from ui import explore, map_view, papers_view
 from ui.chat_view import answerable_examples, ask, new_chat, show_reply, use_example
 from ui.index_view import load_model_assistant, open_or_explain

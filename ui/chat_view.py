@@ -12,12 +12,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from rag.answer import AnswerError, Assistant, CitedAnswer, stream_answer
-from rag.messages import MESSAGES
-from rag.redact import redact
-from rag.retrieve import Filters
+from rag.answer.pipeline import Assistant, CitedAnswer, stream_answer
+from rag.common.redact import redact
+from rag.errors import AnswerError, StoreError
+from rag.lang.messages import MESSAGES
 from rag.settings import Settings
-from rag.store import StoreError
+from rag.types import Filters
 from ui import papers_view
 from ui.feedback import MAX_COMMENT, REASONS, RateLimit, append_feedback, feedback_record
 from ui.render import (

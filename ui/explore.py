@@ -16,19 +16,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from rag.store import StoreError
-from rag.topicmap import (
-    PaperVectors,
-    TopicMap,
-    load_topic_map,
-    map_path,
-    read_cached_map,
-    read_paper_vectors,
-)
+from rag.errors import StoreError
+from rag.explore.topicmap import TopicMap, load_topic_map, map_path, read_cached_map
+from rag.index.vectors import PaperVectors, read_paper_vectors
 from ui.render import escape_text
 
 if TYPE_CHECKING:
-    from rag.answer import Assistant, CitedAnswer
+    from rag.answer.pipeline import Assistant, CitedAnswer
 
 VIEWS = ["Chat", "Map"]
 VIEW_KEY = "explore_view"

@@ -11,13 +11,18 @@ from typing import Any
 import streamlit as st
 from langchain_core.embeddings import Embeddings
 
-from rag.answer import AnswerError, Assistant, open_assistant
-from rag.build_status import BuildStatus, read_build_status, recording_build
-from rag.ingest import build_index
-from rag.loaders import LoadError
-from rag.models import ModelError, make_chat_model, make_embeddings
+from rag.answer.pipeline import Assistant, open_assistant
+from rag.errors import (
+    AnswerError,
+    IndexMismatchError,
+    IndexMissingError,
+    ModelError,
+    RagError,
+)
+from rag.index.build_status import BuildStatus, read_build_status, recording_build
+from rag.index.ingest import build_index
+from rag.models.factory import make_chat_model, make_embeddings
 from rag.settings import EmbeddingSettings, Settings
-from rag.store import IndexMismatchError, IndexMissingError, StoreError
 from ui.render import escape_message, escape_text
 
 # Settings are pydantic models: cached resources are keyed on their JSON, so equal settings
@@ -66,7 +71,7 @@ def build_the_index(settings: Settings, rebuild: bool) -> None:
         embeddings = load_embeddings(settings.embedding)
         with recording_build(settings, progress) as record:
             report = build_index(settings, rebuild=rebuild, embeddings=embeddings, progress=record)
-    except (LoadError, StoreError, ModelError, OSError) as e:
+    except (RagError, OSError) as e:
         st.error(f"The index could not be built. {escape_message(e)}")
         return
     st.session_state.notice = (
@@ -137,6 +142,6 @@ def open_or_explain(settings: Settings) -> Assistant | None:
         st.error(escape_message(e), icon=":material/sync_problem:")
         if st.button("Rebuild the index", type="primary", icon=":material/build:"):
             build_the_index(settings, rebuild=True)
-    except (StoreError, AnswerError, ModelError, OSError) as e:
+    except (RagError, OSError) as e:
         st.error(escape_message(e), icon=":material/error:")
     return None

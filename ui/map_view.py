@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import streamlit as st
 
-from rag.loaders import Paper
+from rag.types import Paper
 from ui.explore import PALETTE, PAPER_KEY, VIEW_KEY, Explorer, explorer, highlight_of, switch_to
 from ui.papers_view import show_comparison_picker, show_paper_card
 from ui.render import Turn
 
 if TYPE_CHECKING:
-    from rag.answer import Assistant
+    from rag.answer.pipeline import Assistant
 
 
 def show_map_view(assistant: Assistant | None, turns: list[Turn], prompt: str | None) -> bool:

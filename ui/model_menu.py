@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag.models import OFFLINE_MODEL, chat_model_name
-from rag.redact import display_url
-from rag.settings import ConfigError, Settings, preset_names, resolve_config_path, with_overrides
+from rag.common.redact import display_url
+from rag.errors import ConfigError
+from rag.models.factory import OFFLINE_MODEL, chat_model_name
+from rag.settings import Settings, preset_names, resolve_config_path, with_overrides
 
 CONFIGURED = "configured"
 

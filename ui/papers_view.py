@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from rag.bibtex import bibtex
-from rag.compare import MAX_PAPERS, CompareError, Comparison, compare_papers
-from rag.loaders import Paper
-from rag.related import RelatedPaper, related_papers
-from rag.store import StoreError
-from rag.topicmap import PaperVectors
+from rag.errors import CompareError, StoreError
+from rag.explore.bibtex import bibtex
+from rag.explore.compare import MAX_PAPERS, Comparison, compare_papers
+from rag.explore.related import RelatedPaper, related_papers
+from rag.index.vectors import PaperVectors
+from rag.types import Paper
 from ui.explore import (
     BASKET_KEY,
     COMPARISONS_KEY,
@@ -28,7 +28,7 @@ from ui.explore import (
 from ui.render import Turn, chat_markdown, escape_export, escape_text, safe_url, tier_badge
 
 if TYPE_CHECKING:
-    from rag.answer import Assistant
+    from rag.answer.pipeline import Assistant
 
 
 def ask_about(paper: Paper) -> None:

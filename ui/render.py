@@ -15,15 +15,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from rag.bibtex import authors_in_order
-from rag.loaders import TIERS, Paper
-from rag.redact import redact
-from rag.verify import parse_markers
+from rag.answer.markers import parse_markers
+from rag.common.redact import redact
+from rag.explore.bibtex import authors_in_order
+from rag.types import TIERS, Paper
 from ui.latex import display_form, plain_text
 
 if TYPE_CHECKING:
-    from rag.answer import Citation, CitedAnswer
-    from rag.retrieve import RetrievedPaper
+    from rag.answer.pipeline import Citation, CitedAnswer
+    from rag.types import RetrievedPaper
 
 # Every ASCII punctuation character CommonMark lets us escape that can start markup, plus
 # `$` (math) and `:` (Streamlit's :color[...] directives, :icons: and emoji shortcodes).

@@ -1,0 +1,121 @@
+"""The answer as a typed value: `CitedAnswer`, its `Citation`s, and the numbering of its sources.
+
+Apart from `rag.answer.pipeline` so that every path that builds an answer (the model's, the
+offline extractive one, a follow-up's metadata answer in `rag.answer.followup`) can share it
+without a cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rag.answer.markers import renumber, source_order
+from rag.answer.support import VERBATIM_SUPPORT, Quote
+from rag.types import RetrievedPaper
+
+
+@dataclass
+class Citation:
+    n: int
+    paper_id: str
+    title: str
+    url: str
+    decision: str
+    quote: str  # an exact sentence of the paper's abstract; '' when the claim is unsupported
+    tier: str = ""  # Oral / Spotlight / Poster (rag.types.TIERS), '' when unknown
+    # How well the answer's claim citing it is found in the abstract
+    # (rag.answer.support.best_quotes);
+    # below rag.answer.support.SUPPORT_FLOOR it is not, and no sentence is quoted as its support.
+    # None: not measured (a claim not in English, or embeddings other than the bundled model).
+    support: float | None = VERBATIM_SUPPORT
+    supported: bool | None = True
+
+
+@dataclass
+class CitedAnswer:
+    """An answer whose `[n]` markers and `Citation.n` name `sources[n - 1]`.
+
+    `sources` is the numbered list the reader sees: the cited papers first, 1..k in order of
+    first citation, then the retrieved papers not cited, with no gaps.
+    """
+
+    question: str
+    standalone_question: str
+    answer: str
+    citations: list[Citation]
+    sources: list[RetrievedPaper]
+    abstained: bool
+    model: str
+    dropped_citations: int = 0
+    offline: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The `rag ask --json` object."""
+        return {
+            "answer": self.answer,
+            "abstained": self.abstained,
+            "model": self.model,
+            "citations": [
+                {
+                    "n": c.n,
+                    "paper_id": c.paper_id,
+                    "title": c.title,
+                    "url": c.url,
+                    "quote": c.quote,
+                    "supported": c.supported,
+                    "support": None if c.support is None else round(c.support, 3),
+                }
+                for c in self.citations
+            ],
+            "unsupported": sum(c.supported is False for c in self.citations),
+            "sources": [
+                {
+                    "n": n,
+                    "paper_id": s.paper.id,
+                    "title": s.paper.title,
+                    "decision": s.paper.decision,
+                    "url": s.paper.url,
+                }
+                for n, s in enumerate(self.sources, start=1)
+            ],
+        }
+
+
+def numbered(result: CitedAnswer) -> CitedAnswer:
+    """`result` with its sources in reading order: cited first, by first citation, no gaps.
+
+    The one place source numbers change, for the offline and the model's answers alike;
+    the text's markers and each `Citation.n` follow.
+    """
+    order = source_order(result.answer, len(result.sources))
+    mapping = {old: new for new, old in enumerate(order, start=1)}
+    if all(old == new for old, new in mapping.items()):
+        return result
+    result.answer = renumber(result.answer, mapping)
+    result.citations = [replace(c, n=mapping[c.n]) for c in result.citations]
+    result.sources = [result.sources[old - 1] for old in order]
+    return result
+
+
+def cite(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:
+    """A `Citation` for each quote, naming the paper of the source it cites."""
+    citations = []
+    for quote in quotes:
+        paper = sources[quote.n - 1].paper
+        # An unsupported claim gets no quote: no sentence may look like its evidence.
+        text = "" if quote.supported is False else quote.quote
+        citations.append(
+            Citation(
+                quote.n,
+                paper.id,
+                paper.title,
+                paper.url,
+                paper.decision,
+                text,
+                paper.tier,
+                support=quote.support,
+                supported=quote.supported,
+            )
+        )
+    return citations

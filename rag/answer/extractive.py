@@ -1,0 +1,437 @@
+"""The offline answerer: a cited summary made only of sentences quoted from the abstracts.
+
+No language model and no network. The sentences of the retrieved abstracts that answer the
+question best (embedding similarity, redundancy removed by MMR) are grouped by paper, most
+relevant paper first, each cited `[n]`. For "summarize X" questions the top paper(s) get a
+problem / method / result line each. A question that asks for papers ("which papers...",
+"any work on...", "what is new in...", "summarize the work on X") gets one line per
+relevant retrieved paper: its title and the sentence that says what it contributes.
+
+For which / how questions and lists, contribution and result sentences ("we propose...",
+"...improves by 12%") are preferred to problem statements ("...is prohibitively expensive"),
+and a sentence that leans on the one before it ("However, these methods...") is avoided or
+quoted together with it. Deterministic; the only text not quoted from an abstract is the
+fixed heading, the titles and the labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from rag.answer.markers import inert_markers
+from rag.answer.support import LEXICAL_WEIGHT, Quote, spell_out
+from rag.common.lexical import lexical_scores
+from rag.index.chunking import sentences
+from rag.types import RetrievedPaper
+
+HEADING = (
+    "Offline extractive summary (no language model): "
+    "every sentence below is quoted from the cited abstract."
+)
+SUMMARY_REQUEST = re.compile(
+    r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
+)
+_METHOD = re.compile(
+    r"\b(?:we|this (?:paper|work)|our (?:paper|work))\b[^.;]{0,60}?"
+    r"\b(?:propos|introduc|present|develop|design|build|formulat)\w*",
+    re.IGNORECASE,
+)
+_RESULT = re.compile(
+    r"\b(?:outperform|improv|achiev|surpass|state-of-the-art|sota|speed-?up|faster|reduc|"
+    r"boost|gain|exceed|better|match|competitive|accura|demonstrat|show)\w*|\d+(?:\.\d+)?\s*%|"
+    r"\d+(?:\.\d+)?\s*[x×]\b",
+    re.IGNORECASE,
+)
+# Questions that ask for papers: one line per relevant paper.
+LIST_REQUEST = re.compile(
+    r"^\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
+    r"|articles|benchmarks|techniques)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
+    r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
+    r"(?:papers|works|studies|methods|approaches)\b|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
+    r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
+    r"progress|studies|advances)\b|\b(?:list|show|find)\s+(?:me\s+)?(?:the\s+|some\s+)?"
+    r"(?:papers|works|studies)\b|\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
+    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b",
+    re.IGNORECASE,
+)
+# Which / how questions want what a paper does, not the problem it starts from.
+WHICH_HOW = re.compile(
+    r"\b(?:which|how|why)\b|^\W*what\s+(?:is|are|does|do|did)\b|"
+    r"\bwhat\s+(?:methods?|approach\w*|techniques?)\b",
+    re.IGNORECASE,
+)
+# ...and whether it asks what a paper found ("how much faster", "compare") or what it does.
+WANTS_RESULTS = re.compile(
+    r"\bhow\s+(?:much|many|fast|large|well|big|often|good)\b|\bcompar\w*|\bthan\b|"
+    r"\boutperform\w*|\bbetter\b|\bfaster\b|\bspeed\w*|\baccura\w*|\bresults?\b|\bbeats?\b|"
+    r"\b(?:find|found|finds|show|shows|showed)\b|\bimprov\w*",
+    re.IGNORECASE,
+)
+# "We find / show / prove that ...": what the paper establishes.
+_FINDING = re.compile(
+    r"\bwe\b[^.;]{0,50}?\b(?:find|found|show|discover|prove|demonstrat|identif|observ|reveal"
+    r"|trace|establish|uncover|confirm)\w*",
+    re.IGNORECASE,
+)
+# Prior work and the field at large: context, not what this paper does.
+_BACKGROUND = re.compile(
+    r"^\W*(?:Prior|Previous|Existing|Recent(?:ly)?|Current(?:ly)?|Traditional(?:ly)?"
+    r"|Conventional(?:ly)?|Most|Many|Several|Popular|Typical(?:ly)?)\b|\bet\s+al\.|"
+    r"\bprior\s+work\b|\bexisting\s+(?:methods|approaches|works?)\b",
+    re.IGNORECASE,
+)
+# "Specifically, ..." spells out the method just named: it answers "how".
+_ELABORATION = re.compile(r"^\W*(?:Specifically|Concretely|In\s+particular)\b")
+_PROBLEM = re.compile(
+    r"\b(?:however|challeng\w*|remains?|suffer\w*|limitations?|expensive|costly|prohibitive\w*"
+    r"|struggl\w*|fails?|lacks?|lacking|difficult\w*|bottlenecks?|hinder\w*|impractical"
+    r"|inefficien\w*|quadratic\w*|underexplored|unclear|open\s+question|little\s+is\s+known)\b",
+    re.IGNORECASE,
+)
+# Openers that need the sentence before to be understood ("However, these methods ...").
+_LEANING = re.compile(
+    r"^\W*(?:However|But|Yet|These|Those|Such|They|It|Its|Their|Moreover|Furthermore"
+    r"|Additionally|In\s+addition|Also|Nevertheless|Nonetheless|Thus|Therefore|Hence"
+    r"|Consequently|As\s+a\s+result|In\s+contrast|Instead|Similarly|Meanwhile"
+    r"|Unfortunately|Despite\s+(?:this|these|that)|To\s+(?:this|that)\s+end"
+    r"|To\s+(?:address|tackle|solve|overcome|mitigate|alleviate|resolve|remedy|handle|fill|bridge)"
+    r"\s+(?:this|these|that|those|such|the\s+(?:above|aforementioned))"
+    r"|This(?!\s+(?:paper|work|study|article|report|thesis|manuscript)\b))\b"
+)
+_SIDE = re.compile(r"\b(?:also|further(?:more)?|additionally|finally)\b", re.IGNORECASE)
+CONTRIBUTION_BONUS = 0.1  # "we propose X" in a which/how question or a list
+RESULT_BONUS = 0.05
+PROBLEM_PENALTY = 0.1
+LEANING_PENALTY = 0.1
+# Sentences that only point elsewhere answer nothing.
+_NOISE = re.compile(
+    r"https?://|www\.|github\.com|\b(?:code|data|models?|project page)\b[^.]{0,40}"
+    r"\b(?:available|released|found)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    n: int  # source number
+    position: int  # index of the sentence in its abstract
+    text: str  # an exact slice of the abstract
+    similarity: float  # cosine similarity to the question, plus shared rare terms, plus the
+    # preference for contribution / result sentences and against leaning ones (`_quality`)
+    leaning: bool = False  # needs the sentence before it
+    claim: bool = False  # says what the paper does or finds ("we propose", "outperforms")
+
+
+@dataclass(frozen=True)
+class ExtractiveAnswer:
+    text: str
+    quotes: list[Quote]  # one per cited source, in order of appearance
+
+
+@dataclass(frozen=True)
+class ExtractiveOptions:
+    max_sentences: int = 6
+    max_papers: int = 3  # sentences are embedded per question: this bounds the cost
+    per_paper: int = 3
+    mmr_lambda: float = 0.7
+    margin: float = 0.25  # drop sentences this far below the best one
+    summary_papers: int = 2
+    summary_margin: float = 0.05  # a second paper joins a summary if this close to the first
+    min_similarity: float = -1.0  # sources below this (but the first) are not quoted
+    # "auto": from the question; "summary": problem / method / result of every source;
+    # "list": one line per source (those `relevant` allows); "answer": the best sentences
+    mode: str = "auto"
+    relevant: tuple[bool, ...] | None = None  # per source: above the relevance floor (lists)
+
+
+def is_summary_request(question: str) -> bool:
+    return bool(SUMMARY_REQUEST.search(question))
+
+
+def is_list_request(question: str) -> bool:
+    """ "Which papers ...", "any work on ...", "summarize the work on X": a list of papers."""
+    return bool(LIST_REQUEST.search(question))
+
+
+def answer_mode(question: str) -> str:
+    if is_list_request(question):
+        return "list"
+    return "summary" if is_summary_request(question) else "answer"
+
+
+def contribution_sentence(abstract: str) -> str:
+    """The sentence that says what the paper contributes ("We propose X, ..."), exact."""
+    texts = sentences(abstract) or [abstract]
+    methods = [t for t in texts if _METHOD.search(t) and not _NOISE.search(t)]
+    standing = [t for t in methods if not _LEANING.search(t)]
+    return (standing or methods or texts)[0]
+
+
+def extractive_answer(
+    question: str,
+    sources: Sequence[RetrievedPaper],
+    embeddings: Embeddings,
+    options: ExtractiveOptions | None = None,
+) -> ExtractiveAnswer:
+    """Quote the sentences of `sources` (numbered from 1, best first) that answer `question`."""
+    options = options or ExtractiveOptions()
+    mode = answer_mode(question) if options.mode == "auto" else options.mode
+    if mode == "list":
+        relevant = options.relevant or (True,) * len(sources)
+        usable = [n for n in range(1, len(sources) + 1) if n == 1 or relevant[n - 1]]
+    else:
+        usable = [
+            n
+            for n, source in enumerate(sources, start=1)
+            if n == 1 or source.similarity >= options.min_similarity
+        ][: options.max_papers]
+    prefer = mode == "list" or bool(WHICH_HOW.search(question))
+    candidates = _score_sentences(question, sources, usable, embeddings, prefer)
+    if not candidates:
+        return ExtractiveAnswer(HEADING, [])
+    if mode == "list":
+        return _listed(sources, candidates, usable)
+    if mode == "summary":
+        return _summary(sources, candidates, options)
+    chosen = _with_antecedents(_select(candidates, options, lead=1), candidates)
+    groups = {n: [(s, "") for s in group] for n, group in _grouped(chosen).items()}
+    return _render(sources, groups, prefer_claims=prefer)
+
+
+def _listed(
+    sources: Sequence[RetrievedPaper],
+    candidates: list[tuple[Sentence, np.ndarray]],
+    usable: list[int],
+) -> ExtractiveAnswer:
+    """One line per paper, in retrieval order: its title and its best contribution sentence.
+
+    A sentence that leans on the one before is quoted with it (one exact stretch of text).
+    """
+    lines = [HEADING, ""]
+    quotes: list[Quote] = []
+    by_position = {(s.n, s.position): s for s, _ in candidates}
+    for n in usable:
+        own = [s for s, _ in candidates if s.n == n]
+        if not own:
+            continue
+        # The paper's own contribution: a "we propose / introduce" sentence that stands alone
+        # and is not a side contribution ("We also introduce..."), the best-matching such one.
+        claims = [s for s in own if _METHOD.search(s.text) and not _SIDE.search(s.text)]
+        best = max(
+            [s for s in claims if not s.leaning] or claims or own, key=lambda s: s.similarity
+        )
+        before = by_position.get((n, best.position - 1)) if best.leaning else None
+        abstract = sources[n - 1].paper.abstract
+        shown = best.text
+        if before is not None:
+            start = abstract.find(before.text)
+            end = abstract.find(best.text, start) + len(best.text)
+            shown = abstract[start:end] if 0 <= start < end else best.text
+        title = inert_markers(" ".join(sources[n - 1].paper.title.split()))
+        lines.append(f"- **{title}**: {inert_markers(shown)} [{n}]")
+        quotes.append(Quote(n, sources[n - 1].paper.id, best.text, best.similarity))
+    return ExtractiveAnswer("\n".join(lines), quotes)
+
+
+def _with_antecedents(
+    chosen: list[Sentence], candidates: list[tuple[Sentence, np.ndarray]]
+) -> list[Sentence]:
+    """The chosen sentences, plus the sentence before each one that leans on it."""
+    by_position = {(s.n, s.position): s for s, _ in candidates}
+    taken = {(s.n, s.position) for s in chosen}
+    result = list(chosen)
+    for sentence in chosen:
+        key = (sentence.n, sentence.position - 1)
+        if sentence.leaning and key not in taken and key in by_position:
+            result.append(by_position[key])
+            taken.add(key)
+    return result
+
+
+def _score_sentences(
+    question: str,
+    sources: Sequence[RetrievedPaper],
+    usable: list[int],
+    embeddings: Embeddings,
+    prefer_contributions: bool = False,
+) -> list[tuple[Sentence, np.ndarray]]:
+    found: list[tuple[int, int, str]] = []
+    spelled: list[str] = []  # what is embedded: abbreviations spelled out
+    for n in usable:
+        abstract = sources[n - 1].paper.abstract
+        texts = sentences(abstract) or [abstract]
+        for position, (text, readable) in enumerate(
+            zip(texts, spell_out(abstract, texts), strict=True)
+        ):
+            if not _NOISE.search(text) or len(texts) == 1:
+                found.append((n, position, text))
+                spelled.append(readable)
+    if not found:
+        return []
+    matrix = _normalise(embeddings.embed_documents(spelled))
+    query = _normalise([embeddings.embed_query(question)])[0]
+    sims = matrix @ query + LEXICAL_WEIGHT * lexical_scores(question, spelled)
+    wants_results = bool(WANTS_RESULTS.search(question))
+    return [
+        (
+            Sentence(
+                n,
+                position,
+                text,
+                float(sim) + _quality(text, position, prefer_contributions, wants_results),
+                _leans(text, position),
+                _is_claim(text, position),
+            ),
+            vector,
+        )
+        for (n, position, text), sim, vector in zip(found, sims, matrix, strict=True)
+    ]
+
+
+def _is_claim(text: str, position: int) -> bool:
+    """The sentence says what the paper does or finds (not the problem or the field)."""
+    return bool(_METHOD.search(text) or _FINDING.search(text) or _ELABORATION.search(text)) or (
+        position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
+    )
+
+
+def _leans(text: str, position: int) -> bool:
+    return position > 0 and bool(_LEANING.search(text))
+
+
+def _quality(text: str, position: int, prefer_claims: bool, wants_results: bool) -> float:
+    """What the sentence's kind adds to its match.
+
+    A sentence leaning on the one before loses, unless it is a claim (then the one before is
+    quoted with it). For which / how questions and lists: what the paper does, or what it
+    found when that is asked, gains; problem statements and background lose.
+    """
+    method = bool(_METHOD.search(text))
+    finding = bool(_FINDING.search(text)) or (
+        position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
+    )
+    claim = method or finding or bool(_ELABORATION.search(text))
+    score = -LEANING_PENALTY if _leans(text, position) and not claim else 0.0
+    if not prefer_claims:
+        return score
+    if method:
+        return score + (CONTRIBUTION_BONUS / 2 if wants_results else CONTRIBUTION_BONUS)
+    if finding:
+        return score + (CONTRIBUTION_BONUS if wants_results else RESULT_BONUS)
+    if claim:  # "Specifically, ..."
+        return score + (0.0 if wants_results else RESULT_BONUS)
+    if _PROBLEM.search(text) or _BACKGROUND.search(text) or position == 0:
+        return score - PROBLEM_PENALTY
+    return score
+
+
+def _select(
+    candidates: list[tuple[Sentence, np.ndarray]], options: ExtractiveOptions, lead: int
+) -> list[Sentence]:
+    """MMR over sentences, starting with the best sentence of source `lead`."""
+    relevance = np.array([s.similarity for s, _ in candidates])
+    matrix = np.stack([v for _, v in candidates])
+    best = float(relevance.max())
+    leads = [i for i, (s, _) in enumerate(candidates) if s.n == lead]
+    first = max(leads, key=lambda i: relevance[i]) if leads else int(relevance.argmax())
+    chosen = [first]
+    per_paper = {candidates[first][0].n: 1}
+    while len(chosen) < options.max_sentences:
+        redundancy = (matrix @ matrix[chosen].T).max(axis=1)
+        value = options.mmr_lambda * relevance - (1 - options.mmr_lambda) * redundancy
+        for i, (sentence, _) in enumerate(candidates):
+            if (
+                i in chosen
+                or per_paper.get(sentence.n, 0) >= options.per_paper
+                or sentence.similarity < best - options.margin
+            ):
+                value[i] = -np.inf
+        pick = int(value.argmax())
+        if not np.isfinite(value[pick]):
+            break
+        chosen.append(pick)
+        per_paper[candidates[pick][0].n] = per_paper.get(candidates[pick][0].n, 0) + 1
+    return [candidates[i][0] for i in chosen]
+
+
+def _grouped(chosen: list[Sentence]) -> dict[int, list[Sentence]]:
+    """By source number (retrieval rank), sentences in abstract order."""
+    groups: dict[int, list[Sentence]] = {}
+    for sentence in chosen:
+        groups.setdefault(sentence.n, []).append(sentence)
+    return {n: sorted(groups[n], key=lambda s: s.position) for n in sorted(groups)}
+
+
+def _summary(
+    sources: Sequence[RetrievedPaper],
+    candidates: list[tuple[Sentence, np.ndarray]],
+    options: ExtractiveOptions,
+) -> ExtractiveAnswer:
+    """Problem, method and result sentences of the top paper(s).
+
+    "Summarize X" names X, so papers are ranked by their best sentence's match to the
+    question (rare shared terms count), not by retrieval rank alone.
+    """
+    best: dict[int, float] = {}
+    for sentence, _ in candidates:
+        best[sentence.n] = max(best.get(sentence.n, -1.0), sentence.similarity)
+    ranked = sorted(best, key=lambda n: (-best[n], n))
+    papers = [n for n in ranked if best[n] >= best[ranked[0]] - options.summary_margin]
+    papers = papers[: options.summary_papers]
+    groups: dict[int, list[tuple[Sentence, str]]] = {}
+    for n in papers:
+        own = sorted((s for s, _ in candidates if s.n == n), key=lambda s: s.position)
+        groups[n] = _problem_method_result(own)
+    return _render(sources, groups)
+
+
+def _problem_method_result(own: list[Sentence]) -> list[tuple[Sentence, str]]:
+    if not own:
+        return []
+    method = next((s for s in own if _METHOD.search(s.text)), None)
+    if method is None:
+        method = max(own[1:] or own, key=lambda s: s.similarity)
+    problem = own[0] if own[0] is not method else None
+    taken = {id(method), id(problem)}
+    results = [s for s in own if id(s) not in taken and s.position > method.position]
+    results = [s for s in results if _RESULT.search(s.text)] or results
+    # The sentence with the most result cues; the later one wins a tie (findings close).
+    result = max(results, key=lambda s: (len(_RESULT.findall(s.text)), s.position), default=None)
+    lines = [(problem, "Problem"), (method, "Method"), (result, "Result")]
+    return [(s, label) for s, label in lines if s is not None]
+
+
+def _render(
+    sources: Sequence[RetrievedPaper],
+    groups: dict[int, list[tuple[Sentence, str]]],
+    prefer_claims: bool = False,
+) -> ExtractiveAnswer:
+    lines = [HEADING]
+    quotes: list[Quote] = []
+    for n, group in groups.items():
+        if not group:
+            continue
+        paper = sources[n - 1].paper
+        # Only the markers written here are citations; an abstract's own "[2]" is text.
+        lines += ["", f"**{inert_markers(paper.title)}** [{n}]"]
+        for sentence, label in group:
+            prefix = f"{label}: " if label else ""
+            lines.append(f"- {prefix}{inert_markers(sentence.text)} [{n}]")
+        # The quote shown for the paper: for which / how questions, the best of the lines that
+        # say what it does or finds, when there is one; the others give the context.
+        shown = [s for s, _ in group]
+        pool = [s for s in shown if s.claim] if prefer_claims else []
+        best = max(pool or shown, key=lambda s: s.similarity)
+        quotes.append(Quote(n, paper.id, best.text, best.similarity))
+    return ExtractiveAnswer("\n".join(lines), quotes)
+
+
+def _normalise(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)

@@ -1,0 +1,394 @@
+"""Answer a question from the retrieved abstracts, with [n] citations that resolve to quotes.
+
+    assistant = open_assistant(get_settings())
+    result = answer("Which papers make FlashAttention handle arbitrary masks?", assistant=assistant)
+    for piece in stream_answer(question, history, assistant=assistant): ...
+    answer("summarize the second one", history, assistant=assistant, previous=result)
+
+A follow-up that points at the previous answer's numbered sources ("the second one", "[3]",
+"the FlexPrefill paper", "which of them are orals?", `rag.answer.references`) is answered from
+those papers alone, and questions about their tier, link or authors from their records
+(`rag.answer.followup`).
+The LLM path rewrites a follow-up into a standalone question (with the chat history and the
+previous source list), retrieves, and asks the model with the sources numbered and fenced
+off as data; the markers in its reply are then checked (`rag.answer.support`). Without a model the
+offline extractive answerer (`rag.answer.extractive`) quotes the abstracts. Both abstain when
+nothing relevant is found. Errors raise `AnswerError`; the caller's question and history
+are never changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+
+from rag.answer.assistant import Assistant, Turn
+from rag.answer.citations import Citation, CitedAnswer, cite, numbered
+from rag.answer.extractive import ExtractiveOptions, extractive_answer
+from rag.answer.followup import referring_turn
+from rag.answer.markers import check_citations, inert_markers
+from rag.answer.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
+from rag.answer.references import is_comparison, resolve, topic_terms
+from rag.answer.support import best_quotes
+from rag.errors import AnswerError, ModelError, StoreError
+from rag.lang.gloss import english_query, language
+from rag.lang.messages import MESSAGES, localise_extractive, message
+from rag.models import budget as llm_budget
+from rag.models.budget import Budget
+from rag.models.factory import make_chat_model, model_error_message
+from rag.retrieval.retriever import open_retriever
+from rag.settings import Settings
+from rag.types import Filters, Paper, RetrievedPaper
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+# The types from rag.answer.citations and rag.answer.assistant too: callers import them from here.
+__all__ = [
+    "ENGLISH_ONLY",
+    "NO_COVERAGE",
+    "AnswerError",
+    "Assistant",
+    "Citation",
+    "CitedAnswer",
+    "abstention",
+    "answer",
+    "numbered",
+    "offline_standalone",
+    "open_assistant",
+    "stream_answer",
+]
+
+History = Sequence[Mapping[str, str]]
+
+NO_COVERAGE = MESSAGES["en"]["no_coverage"]
+ENGLISH_ONLY = (
+    "(The bundled embedding model reads English only: ask in English, or set "
+    'embedding.provider = "openai" for a multilingual one and re-ingest.)'
+)
+MAX_QUESTION_CHARS = 4000
+MAX_HISTORY_MESSAGES = 8
+NEAREST_SHOWN = 3  # a refusal names this many "closest, low match" papers
+
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
+    r"\b(?:it|its|they|them|their|this|that|these|those|the (?:paper|method|model|approach))\b",
+    re.IGNORECASE,
+)
+
+
+def open_assistant(
+    settings: Settings,
+    embeddings: Embeddings | None = None,
+    chat_model: BaseChatModel | None = None,
+) -> Assistant:
+    """Open the index and build the models named in `settings`, unless given.
+
+    The chat model is the one `llm.model` names; `llm.model = "offline"` means none (the
+    offline extractive answerer).
+    """
+    from rag.models.factory import make_embeddings
+
+    if chat_model is None:
+        try:
+            chat_model = make_chat_model(settings.llm)
+        except ModelError as e:
+            raise AnswerError(str(e)) from None
+    embeddings = embeddings or make_embeddings(settings.embedding)
+    return Assistant(settings, open_retriever(settings, embeddings), chat_model, embeddings)
+
+
+def answer(
+    question: str,
+    history: History = (),
+    *,
+    assistant: Assistant,
+    filters: Filters | None = None,
+    k: int | None = None,
+    previous: CitedAnswer | None = None,
+) -> CitedAnswer:
+    """Answer `question` with checked citations.
+
+    A follow-up is read in the light of `history` and of `previous`, the last answer, whose
+    numbered sources it may point at ("the second one").
+    """
+    budget = _budget(assistant)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous)
+    if turn.result is not None:
+        return turn.result
+    if assistant.chat_model is None:
+        return _offline(turn, assistant)
+    try:
+        reply = llm_budget.invoke(assistant.chat_model, turn.messages, budget)
+    except Exception as e:
+        raise _model_error(e, assistant, question) from None
+    return _finish(turn, _text(reply.content), assistant)
+
+
+def stream_answer(
+    question: str,
+    history: History = (),
+    *,
+    assistant: Assistant,
+    filters: Filters | None = None,
+    k: int | None = None,
+    previous: CitedAnswer | None = None,
+) -> Iterator[str | CitedAnswer]:
+    """Text pieces as they are generated, then the final `CitedAnswer` (whose text is checked)."""
+    budget = _budget(assistant)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous)
+    if turn.result is None and assistant.chat_model is None:
+        turn.result = _offline(turn, assistant)
+    if turn.result is not None:
+        yield from _pieces(turn.result.answer)
+        yield turn.result
+        return
+    assert assistant.chat_model is not None
+    parts: list[str] = []
+    try:
+        for chunk in llm_budget.stream(assistant.chat_model, turn.messages, budget):
+            piece = _text(chunk.content)
+            if piece:
+                parts.append(piece)
+                yield piece
+    except Exception as e:
+        raise _model_error(e, assistant, question) from None
+    yield _finish(turn, "".join(parts), assistant)
+
+
+def _prepare(
+    question: str,
+    history: History,
+    assistant: Assistant,
+    filters: Filters | None,
+    k: int | None,
+    budget: Budget,
+    previous: CitedAnswer | None = None,
+) -> Turn:
+    text = question.strip() if isinstance(question, str) else ""
+    if not text:
+        raise AnswerError("The question is empty: type a question about ICLR 2025 papers.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise AnswerError(
+            f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.",
+            question,
+        )
+    turns = _clean_history(history)
+    shown = previous.sources if previous is not None and not previous.abstained else []
+    shown_papers = [s.paper for s in shown]
+    cited = max((c.n for c in previous.citations), default=0) if previous is not None else 0
+    reference = resolve(text, shown_papers, cited) if shown else None
+    if reference is not None and assistant.chat_model is None:
+        standalone = text  # the papers are known: nothing to join or search
+    else:
+        standalone = _standalone(text, turns, assistant, question, budget, shown_papers)
+    if reference is not None:
+        return referring_turn(question, text, standalone, reference, shown, cited, assistant)
+    sources = assistant.retriever.search(standalone, k=k, filters=filters)
+    turn = Turn(question, standalone, sources)
+    if not assistant.retriever.is_relevant(standalone, sources):
+        turn.result = abstention(question, standalone, sources, assistant)
+        return turn
+    if assistant.chat_model is not None:
+        turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
+    return turn
+
+
+def abstention(
+    question: str, standalone: str, nearest: list[RetrievedPaper], assistant: Assistant
+) -> CitedAnswer:
+    """The refusal, naming the nearest papers so the user can judge."""
+    lines = [message("no_coverage", question)]
+    if (
+        _mostly_cjk(standalone)
+        and language(standalone) != "zh"  # Chinese is glossed into English (rag.lang.gloss)
+        and assistant.settings.embedding.provider == "local"
+        and assistant.retriever.multilingual is None
+    ):
+        lines.append(ENGLISH_ONLY)
+    if nearest:
+        lines += ["", message("nearest", question)]
+        lines += [f"- {inert_markers(r.paper.title)}" for r in nearest[:NEAREST_SHOWN]]
+    return CitedAnswer(
+        question=question,
+        standalone_question=standalone,
+        answer="\n".join(lines),
+        citations=[],
+        sources=nearest,
+        abstained=True,
+        model=assistant.model,
+        offline=assistant.offline,
+    )
+
+
+def _mostly_cjk(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    cjk = sum("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in letters)
+    return bool(letters) and cjk / len(letters) > 0.3
+
+
+def _clean_history(history: History) -> list[tuple[str, str]]:
+    turns = []
+    for item in history or ():
+        role = item.get("role") if isinstance(item, Mapping) else None
+        content = item.get("content") if isinstance(item, Mapping) else None
+        if role in ("user", "assistant") and isinstance(content, str) and content.strip():
+            turns.append((role, content.strip()))
+    return turns[-MAX_HISTORY_MESSAGES:]
+
+
+def _standalone(
+    question: str,
+    turns: list[tuple[str, str]],
+    assistant: Assistant,
+    original: str,
+    budget: Budget,
+    previous: list[Paper] | None = None,
+) -> str:
+    foreign = language(question) != "en"  # rewritten into an English search query
+    if not any(role == "user" for role, _ in turns) and not (foreign and assistant.chat_model):
+        return question
+    if assistant.chat_model is None:
+        return offline_standalone(question, turns)
+    try:
+        messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
+        reply = llm_budget.invoke(assistant.chat_model, messages, budget)
+    except Exception as e:
+        raise _model_error(e, assistant, original) from None
+    return _clean_rewrite(_text(reply.content)) or question
+
+
+def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
+    """Without a model: a short follow-up ("and how fast is it?") joins the last user question."""
+    previous = next((content for role, content in reversed(turns) if role == "user"), "")
+    if previous and len(question.split()) <= 12 and _FOLLOW_UP.search(question):
+        return f"{previous} {question}"
+    return question
+
+
+def _clean_rewrite(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = re.sub(r"^(?:standalone question|question)\s*:\s*", "", lines[0], flags=re.I)
+    return line.strip().strip("\"'“”").strip()[:MAX_QUESTION_CHARS]
+
+
+def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
+    threshold = assistant.settings.retrieval.relevance_threshold
+    # A list names every retrieved paper above the relevance floor (up to the k retrieved).
+    relevant = tuple(
+        score >= threshold
+        for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
+    )
+    options = ExtractiveOptions(min_similarity=threshold, relevant=relevant)
+    # A follow-up was joined to the previous question to retrieve; its sentences answer
+    # what is asked now ("and how fast is it?").
+    focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
+    sources = turn.sources
+    if turn.reference is not None and turn.citable:
+        # Only the papers pointed at; "summarize the second one" asks for its summary.
+        sources = turn.sources[: turn.citable]
+        focus = turn.reference.focus or focus
+        options = ExtractiveOptions(
+            max_papers=len(sources),
+            summary_papers=len(sources),
+            summary_margin=float("inf"),
+            per_paper=3 if len(sources) == 1 else 2,
+            max_sentences=max(6, 2 * len(sources)),
+            mode="summary"
+            if not topic_terms(focus) or is_comparison(focus)
+            else ("answer" if len(sources) == 1 else "list"),
+        )
+    # A question in another language picks its English sentences through its gloss.
+    query = english_query(focus)
+    result = extractive_answer(query, sources, assistant.sentence_embeddings, options)
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer=localise_extractive(result.text, turn.question),
+            citations=cite(result.quotes, turn.sources),
+            sources=turn.sources,
+            abstained=False,
+            model=assistant.model,
+            offline=True,
+        )
+    )
+
+
+def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
+    if not text.strip():
+        raise AnswerError(
+            f"The language model failed: {assistant.model} returned an empty answer. Your "
+            "question and the chat are kept; ask again, or use --config offline.",
+            turn.question,
+        )
+    citable = turn.citable if turn.citable is not None else len(turn.sources)
+    checked = check_citations(text, set(range(1, citable + 1)))
+    papers = {n: turn.sources[n - 1].paper for n in checked.cited}
+    quotes = best_quotes(
+        checked.text,
+        papers,
+        assistant.sentence_embeddings,
+        fallback_claim=turn.standalone,
+        idf=_corpus_idf(assistant),
+        # The floor was measured with the bundled English model's similarities.
+        measure_support=assistant.settings.embedding.provider == "local",
+    )
+    ordered = [quotes[n] for n in checked.cited if n in quotes]
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer=checked.text.strip(),
+            citations=cite(ordered, turn.sources),
+            sources=turn.sources,
+            abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
+            model=assistant.model,
+            dropped_citations=checked.dropped,
+            offline=False,
+        )
+    )
+
+
+def _corpus_idf(assistant: Assistant) -> Callable[[str], float] | None:
+    """How rare a term is in the index (what the support floor was measured with)."""
+    try:
+        return assistant.retriever.index.keyword_index().idf
+    except StoreError:  # the store went away after retrieval: rarity among the abstract's own
+        return None
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """An already complete answer, line by line, so the UI streams it the same way."""
+    yield from re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return str(content or "")
+
+
+def _budget(assistant: Assistant) -> Budget:
+    """llm.timeout is the total for one answer: rewrite, answer, stream and retries."""
+    llm = assistant.settings.llm
+    return Budget(llm.timeout, llm.max_retries)
+
+
+def _model_error(error: Exception, assistant: Assistant, question: str) -> AnswerError:
+    """One clear sentence saying what failed and what to set; the question is kept."""
+    message = model_error_message(error, assistant.settings.llm, assistant.model)
+    return AnswerError(
+        f"The language model failed: {message} Your question and the chat are kept; ask "
+        "again, or use --config offline.",
+        question,
+    )

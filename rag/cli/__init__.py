@@ -1,0 +1,1 @@
+"""The command line: a thin caller of the same public functions as the page."""

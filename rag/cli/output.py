@@ -1,0 +1,95 @@
+"""What the `rag` commands print: text a terminal shows rather than obeys, and JSON lines.
+
+Titles, abstracts and answers are untrusted, so whatever carries them is printed through
+`say` (`terminal_text`) or `json_line`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag.types import Paper
+
+# What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
+# setting the title), other C0/C1 controls, and bidirectional overrides that reorder text.
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing the screen
+    r"|(?:\x1b[\]P^_X]|[\x9d\x90\x9e\x9f\x98])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC...
+    r"|\x1b[ -~]"  # two-character escapes
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` with nothing a terminal would obey: escape sequences and controls removed.
+
+    Titles, abstracts and answers are untrusted; newlines and tabs are kept.
+    """
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+def json_line(value: Any) -> str:
+    """One JSON line; characters a terminal obeys are \\u-escaped (JSON escapes only C0)."""
+    return _JSON_UNSAFE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False)
+    )
+
+
+def say(text: str = "", end: str = "\n") -> None:
+    print(terminal_text(text), end=end)
+
+
+def paper_fields(paper: Paper, *names: str) -> dict[str, Any]:
+    """The named fields of `paper` for JSON output, in that order ("paper_id" is its id)."""
+    return {name: paper.id if name == "paper_id" else getattr(paper, name) for name in names}
+
+
+def ranked_line(rank: int, paper: Paper, similarity: float) -> str:
+    """One line of a ranked list of papers: title, tier, id and similarity."""
+    tier = f" [{paper.tier}]" if paper.tier else ""
+    return f"{rank}. {paper.title}{tier}  ({paper.id}, similarity {similarity:.2f})"
+
+
+class progress_bar:
+    """A tqdm bar on stderr fed by `progress(done_now, total)` calls."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit
+        self.bar: Any = None
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        return self.update
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit=f" {self.unit}", file=sys.stderr, dynamic_ncols=True)
+        self.bar.update(done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def say_answer(result: Any) -> None:
+    """An answer as text: itself, its references, the model."""
+    say(result.answer)
+    if result.citations:
+        say("\nReferences:")
+    for c in result.citations:
+        say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
+        if c.url:
+            say(f"    {c.url}")
+        if c.supported is False:
+            say("    (claim not found in this abstract)")
+        else:
+            unchecked = "" if c.supported else " (nearest sentence; not checked)"
+            say(f'    "{c.quote}"{unchecked}')
+    say(f"\n(answered by {result.model})")

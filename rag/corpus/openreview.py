@@ -1,0 +1,328 @@
+"""Fetch a venue's papers from OpenReview's public API v2 into the project's JSONL format.
+
+    rag fetch openreview ICLR.cc/2025/Conference --out iclr2025-full.jsonl [--ingest]
+
+Accepted papers are the notes whose `content.venueid` is the venue id; `--all-decisions` asks
+for every note of the venue's submission invitation instead (rejected and withdrawn included).
+Pages are written to `OUT.part` as they arrive, and `OUT.progress.json` records how far the
+fetch got, so re-running the same command after a dropped connection resumes there; `OUT`
+itself appears only when the fetch is complete (an atomic rename).
+
+A small HTTP client rather than openreview-py: its `get_all_notes` returns the whole venue at
+the end (no progress to record or resume from) and retries neither 429 nor Retry-After.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rag.errors import FetchError
+
+DEFAULT_API_URL = "https://api2.openreview.net"
+SITE = "https://openreview.net"
+PAGE_SIZE = 1000  # the API's maximum
+RETRIES = 6
+MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
+TIERS = ("Oral", "Spotlight", "Poster")
+_VENUE_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)+$")
+
+
+@dataclass
+class FetchReport:
+    out: Path
+    written: int = 0
+    skipped: int = 0
+    excluded: int = 0  # notes that are not accepted papers (never with --all-decisions)
+    requests: int = 0
+    retries: int = 0
+    resumed_from: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "out": str(self.out)}
+
+
+def fetch_venue(
+    venue_id: str,
+    out: Path,
+    api_url: str = DEFAULT_API_URL,
+    all_decisions: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    retries: int = RETRIES,
+    backoff: float = 1.0,
+    max_wait: float = MAX_WAIT,
+    timeout: float = 60.0,
+) -> FetchReport:
+    """Write the venue's papers to `out` (JSONL); resume an interrupted fetch of the same query."""
+    check_venue_id(venue_id)
+    api_url = check_api_url(api_url)
+    out = Path(out)
+    query = (
+        {"invitation": f"{venue_id}/-/Submission"}
+        if all_decisions
+        else {"content.venueid": venue_id}
+    )
+    state_path, part = progress_path(out), out.with_name(out.name + ".part")
+    _check_writable(out)
+    state, seen = _resume_state(state_path, part, {"api_url": api_url, "query": query})
+    report = FetchReport(out=out, resumed_from=state["offset"])
+    report.skipped, report.excluded = state["skipped"], state["excluded"]
+    started = time.perf_counter()
+    with httpx.Client(base_url=api_url, timeout=timeout, headers=_HEADERS) as client:
+        while True:
+            params = {**query, "limit": PAGE_SIZE, "offset": state["offset"]}
+            page = _get_notes(client, params, retries, backoff, max_wait, report)
+            notes, count = page["notes"], page.get("count")
+            if isinstance(count, int):
+                state["count"] = count
+            if not notes:
+                break
+            lines = []
+            for note in notes:
+                record, problem = paper_from_note(note, venue_id, all_decisions)
+                if problem == "excluded":
+                    report.excluded += 1
+                elif record is None:
+                    report.skipped += 1
+                    report.problems.append(problem)
+                elif record["id"] not in seen:
+                    seen.add(record["id"])
+                    lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+            with part.open("a", encoding="utf-8") as f:
+                f.writelines(lines)
+                f.flush()
+                os.fsync(f.fileno())
+            state["offset"] += len(notes)
+            state["bytes"] = part.stat().st_size
+            state["skipped"], state["excluded"] = report.skipped, report.excluded
+            _write_json(state_path, state)
+            if progress:
+                progress(len(notes), int(state.get("count") or state["offset"]))
+            if state.get("count") is not None and state["offset"] >= state["count"]:
+                break
+    if not seen:
+        part.unlink(missing_ok=True)
+        state_path.unlink(missing_ok=True)
+        what = "all submissions" if all_decisions else "accepted papers"
+        raise FetchError(
+            f"{api_url}: no {what} for venue {venue_id!r} "
+            "(check the id, e.g. ICLR.cc/2025/Conference)"
+        )
+    os.replace(part, out)
+    state_path.unlink(missing_ok=True)
+    report.written = len(seen)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+_HEADERS = {"Accept": "application/json", "User-Agent": "iclr-rag (rag fetch)"}
+
+
+def progress_path(out: Path) -> Path:
+    return out.with_name(out.name + ".progress.json")
+
+
+def check_venue_id(venue_id: str) -> None:
+    if not _VENUE_ID.match(venue_id or ""):
+        raise FetchError(f"venue id {venue_id!r}: expected a group id like ICLR.cc/2025/Conference")
+
+
+def check_api_url(api_url: str) -> str:
+    url = httpx.URL(api_url) if "://" in (api_url or "") else None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise FetchError(f"--api-url {api_url!r}: expected http(s)://HOST[:PORT]")
+    return str(api_url).rstrip("/")
+
+
+def _check_writable(out: Path) -> None:
+    if out.is_dir():
+        raise FetchError(f"--out {out}: is a folder; give a file name, e.g. {out}/papers.jsonl")
+    if not out.parent.is_dir():
+        raise FetchError(f"--out {out}: folder {out.parent} does not exist")
+    # Mode bits, not only open(): root may write anything, but a read-only mark is a request.
+    for path, what in ((out, "file"), (out.parent, "folder")):
+        if path.exists() and not path.stat().st_mode & 0o200:
+            raise FetchError(f"--out {out}: the {what} {path} is read-only")
+    for path in (out, out.with_name(out.name + ".part")):
+        try:
+            with path.open("a"):
+                pass
+        except OSError as e:
+            raise FetchError(f"--out {out}: cannot write {path}: {e.strerror}") from None
+    if out.stat().st_size == 0:
+        out.unlink()  # only probed: a complete file appears at the end
+
+
+def _resume_state(
+    state_path: Path, part: Path, query: dict[str, Any]
+) -> tuple[dict[str, Any], set[str]]:
+    """The recorded progress of this same query and the ids written so far, else a fresh start."""
+    fresh = {**query, "offset": 0, "bytes": 0, "count": None, "skipped": 0, "excluded": 0}
+    try:
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+        if isinstance(state, dict) and all(state.get(k) == v for k, v in query.items()):
+            # A line half-written when the process died is cut off; its page comes again.
+            with part.open("r+b") as f:
+                f.truncate(int(state["bytes"]))
+            with part.open(encoding="utf-8") as f:
+                seen = {json.loads(line)["id"] for line in f if line.strip()}
+            return {**fresh, **state}, seen
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    part.write_bytes(b"")
+    return fresh, set()
+
+
+def _write_json(path: Path, value: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _get_notes(
+    client: httpx.Client,
+    params: dict[str, Any],
+    retries: int,
+    backoff: float,
+    max_wait: float,
+    report: FetchReport,
+) -> dict[str, Any]:
+    """One page; 429, 5xx and dropped connections are retried with backoff (Retry-After wins)."""
+    where = f"{client.base_url}/notes (offset {params['offset']})"
+    for attempt in range(retries + 1):
+        report.requests += 1
+        wait = min(backoff * 2**attempt, max_wait)
+        try:
+            response = client.get("/notes", params=params)
+        except httpx.TransportError as e:
+            problem = f"connection failed ({type(e).__name__})"
+        else:
+            if response.status_code == 200:
+                try:
+                    page = response.json()
+                except ValueError:
+                    page = None
+                if isinstance(page, dict) and isinstance(page.get("notes"), list):
+                    return page
+                problem = "the reply is not {'notes': [...]}"
+            elif response.status_code == 429 or response.status_code >= 500:
+                problem = f"HTTP {response.status_code}"
+                wait = min(_retry_after(response) or wait, max_wait)
+            else:
+                raise FetchError(f"{where}: HTTP {response.status_code}: {_message(response)}")
+        if attempt == retries:
+            raise FetchError(
+                f"{where}: {problem} after {retries + 1} tries; "
+                "re-run the same command to resume from here"
+            )
+        report.retries += 1
+        time.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    when = email.utils.parsedate_to_datetime(value) if "," in value else None
+    return max(when.timestamp() - time.time(), 0.0) if when else None
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+        text = body.get("message") or body.get("name") or response.reason_phrase
+    except (ValueError, AttributeError):
+        text = response.reason_phrase
+    return " ".join(str(text).split())[:200]
+
+
+def paper_from_note(
+    note: Any, venue_id: str, all_decisions: bool = False
+) -> tuple[dict[str, Any] | None, str]:
+    """The project's record for an API v2 note, or None and why it was left out."""
+    if not isinstance(note, dict) or not isinstance(note.get("content"), dict):
+        return None, f"note {_note_id(note)}: no content"
+    content = note["content"]
+
+    def value(key: str) -> Any:
+        item = content.get(key)
+        return item.get("value") if isinstance(item, dict) else None
+
+    venueid = value("venueid")
+    if not all_decisions and venueid != venue_id:
+        return None, "excluded"
+    pid = note.get("forum") or note.get("id")
+    title, abstract = value("title"), value("abstract")
+    if not isinstance(pid, str) or not pid:
+        return None, f"note {_note_id(note)}: no id"
+    for key, text in (("title", title), ("abstract", abstract)):
+        if not isinstance(text, str) or not text.strip():
+            return None, f"note {pid}: no {key}"
+    venue = value("venue") if isinstance(value("venue"), str) else ""
+    pdf = value("pdf")
+    record: dict[str, Any] = {
+        "id": pid,
+        "title": " ".join(title.split()),
+        "abstract": " ".join(abstract.split()),
+        "authors": _texts(value("authors")),
+        "keywords": _texts(value("keywords")),
+        "decision": decision(venue, venueid, venue_id),
+        "url": f"{SITE}/forum?id={pid}",
+        "pdf": f"{SITE}{pdf}" if isinstance(pdf, str) and pdf.startswith("/") else "",
+        "tldr": _text(value("TLDR") or value("TL;DR")),
+        "primary_area": _text(value("primary_area")).replace("_", " "),
+        "license": _text(note.get("license")),
+        "venue": venue,
+        "venueid": _text(venueid),
+        "authors_ordered": True,
+        "source": f"openreview api v2: {venue_id}",
+    }
+    return record, ""
+
+
+def decision(venue: str, venueid: Any, venue_id: str) -> str:
+    """`Accept (Oral)` and the like, from the venue string ("ICLR 2025 Oral")."""
+    if venueid == venue_id:
+        tier = next((t for t in TIERS if t.lower() in venue.lower()), "")
+        return f"Accept ({tier})" if tier else "Accept"
+    lowered = f"{venue} {venueid}".lower()
+    if "withdrawn" in lowered:
+        return "Withdrawn"
+    if "desk" in lowered and "reject" in lowered:
+        return "Desk Reject"
+    return "Reject"
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in value.split(",")]
+    if not isinstance(value, list):
+        return []
+    return [" ".join(v.split()) for v in value if isinstance(v, str) and v.strip()]
+
+
+def _text(value: Any) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _note_id(note: Any) -> str:
+    return str(note.get("id", "?")) if isinstance(note, dict) else "?"
+
+
+def default_out(venue_id: str) -> Path:
+    """ICLR.cc/2025/Conference -> iclr.cc-2025-conference.jsonl"""
+    return Path(re.sub(r"[^a-z0-9.]+", "-", venue_id.lower()).strip("-") + ".jsonl")

@@ -1,0 +1,1 @@
+"""Evaluation: retrieval and answer metrics on labelled question sets."""

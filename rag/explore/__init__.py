@@ -1,0 +1,1 @@
+"""Explore: the topic map, related papers, comparison, BibTeX."""

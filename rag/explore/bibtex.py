@@ -1,0 +1,91 @@
+"""BibTeX entries for ICLR 2025 papers, written with bibtexparser.
+
+    bibtex([paper, ...])   # "@inproceedings{...}" entries, one per paper
+
+Entries look like OpenReview's own: `@inproceedings`, the conference as `booktitle`, `year`,
+the OpenReview URL. Authors are written only when their order is known: the bundled corpus
+lists them in another order (its `authors_ordered` is false), and a wrong first author is
+worse than none. LaTeX's special characters and non-ASCII letters are escaped (pylatexenc),
+so the file works with classic BibTeX and parses back to the same title.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from rag.types import Paper
+
+BOOKTITLE = "The Thirteenth International Conference on Learning Representations"
+YEAR = "2025"
+_SMALL_WORDS = frozenset("a an the of on in for to and with via towards toward is are do".split())
+
+
+def authors_in_order(paper: Paper) -> bool:
+    """Whether the paper's author list is in the paper's own order (not known to be shuffled)."""
+    flag = paper.extra.get("authors_ordered")
+    return bool(paper.authors) and flag is not False and str(flag).lower() != "false"
+
+
+def latex(text: str) -> str:
+    """`text` with LaTeX specials (& % $ # _ { } ~ ^ \\) and non-ASCII letters escaped."""
+    from pylatexenc.latexencode import UnicodeToLatexEncoder
+
+    encoder = UnicodeToLatexEncoder(unknown_char_policy="keep", unknown_char_warning=False)
+    return str(encoder.unicode_to_latex(" ".join(text.split())))
+
+
+def citation_key(paper: Paper) -> str:
+    """`lastname2025word` (or `word2025word` without ordered authors), ASCII letters only."""
+    words = [_ascii(w) for w in re.findall(r"[^\W_]+", paper.title)]
+    words = [w for w in words if w]
+    content = [w for w in words if w.lower() not in _SMALL_WORDS] or words or ["paper"]
+    if authors_in_order(paper):
+        surname = _ascii(paper.authors[0].split()[-1]) if paper.authors[0].split() else ""
+        first = surname or content[0]
+        second = content[0]
+    else:
+        first = content[0]
+        second = content[1] if len(content) > 1 else _ascii(paper.id) or "iclr"
+    return f"{first.lower()}{YEAR}{second.lower()}"
+
+
+def bibtex(papers: Iterable[Paper]) -> str:
+    """One `@inproceedings` entry per paper (duplicates once), keys made unique."""
+    import bibtexparser
+    from bibtexparser import model
+
+    library = bibtexparser.Library()
+    used: set[str] = set()
+    seen: set[str] = set()
+    for paper in papers:
+        if paper.id in seen:
+            continue
+        seen.add(paper.id)
+        key = citation_key(paper)
+        unique, suffix = key, ord("a")
+        while unique in used:
+            unique = f"{key}{chr(suffix)}"
+            suffix += 1
+        used.add(unique)
+        # bibtexparser adds the enclosing braces; the inner pair keeps the title's capitals
+        # (BibTeX styles lower-case titles).
+        fields = [model.Field("title", "{" + latex(paper.title) + "}")]
+        if authors_in_order(paper):
+            fields.append(model.Field("author", " and ".join(latex(a) for a in paper.authors)))
+        fields += [model.Field("booktitle", BOOKTITLE), model.Field("year", YEAR)]
+        if paper.url.startswith(("https://", "http://")):
+            fields.append(model.Field("url", _url(paper.url)))
+        library.add(model.Entry("inproceedings", unique, fields))
+    return str(bibtexparser.write_string(library))
+
+
+def _ascii(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return re.sub(r"[^A-Za-z0-9]", "", decomposed.encode("ascii", "ignore").decode())
+
+
+def _url(url: str) -> str:
+    # `url` fields are verbatim in BibTeX (the url package); only braces would break one.
+    return url.replace("{", "%7B").replace("}", "%7D").replace(" ", "%20")

@@ -1,0 +1,1 @@
+"""Chunk and index: chunking, the Chroma store, the paper index, BM25, ingest."""

@@ -1,0 +1,123 @@
+"""The BM25 keyword index (bm25s), persisted beside the Chroma index and rebuilt from it."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bm25s
+
+from rag.common.lexical import STOPWORDS, stemmer, term_parts, terms
+
+# Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
+FORMAT = 3
+_STOPWORD_LIST = sorted(STOPWORDS)
+
+
+def _tokenize(texts: list[str]) -> Any:
+    """BM25's tokens: words of 2+ characters, through rag.common.lexical's stopwords and stemmer."""
+    return bm25s.tokenize(texts, stopwords=_STOPWORD_LIST, stemmer=stemmer(), show_progress=False)
+
+
+@dataclass
+class KeywordIndex:
+    """BM25 over chunk texts; `chunk_ids[i]` and `paper_ids[i]` describe document i."""
+
+    retriever: bm25s.BM25 | None
+    chunk_ids: list[str]
+    paper_ids: list[str]
+    generation: str
+    # content term (rag.common.lexical.terms, hyphenated words also by part) -> chunks containing it
+    term_counts: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls, chunk_ids: list[str], paper_ids: list[str], texts: list[str], generation: str
+    ) -> KeywordIndex:
+        retriever = None
+        if texts:
+            retriever = bm25s.BM25()
+            retriever.index(_tokenize(texts), show_progress=False)
+        counts: Counter[str] = Counter()
+        for text in texts:
+            counts.update(term_parts(text))
+        return cls(retriever, chunk_ids, paper_ids, generation, dict(counts))
+
+    def idf(self, term: str) -> float:
+        return math.log(1 + len(self.chunk_ids) / (1 + self.term_counts.get(term, 0)))
+
+    def unknown_terms(self, query: str) -> list[str]:
+        """Content terms of `query` that no chunk contains (hyphenated words: no part)."""
+        return [
+            t
+            for t in sorted(terms(query))
+            if not any(self.term_counts.get(part) for part in {t, *t.split("-")} if part)
+        ]
+
+    def search(self, query: str, n: int) -> list[tuple[str, float]]:
+        """(chunk id, BM25 score) of the best `n` chunks with a positive score."""
+        if self.retriever is None or not query.strip():
+            return []
+        tokens = _tokenize([query])
+        if not tokens.vocab or not any(tokens.ids[0]):
+            return []
+        n = min(n, len(self.chunk_ids))
+        try:
+            docs, scores = self.retriever.retrieve(tokens, k=n, show_progress=False, n_threads=1)
+        except (ValueError, KeyError):
+            return []
+        return [
+            (self.chunk_ids[int(d)], float(s))
+            for d, s in zip(docs[0], scores[0], strict=True)
+            if s > 0
+        ]
+
+    def save(self, directory: Path) -> None:
+        """Write to a temporary folder, then swap it in, so readers never see half an index."""
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex}")
+        tmp.mkdir()
+        if self.retriever is not None:
+            self.retriever.save(str(tmp / "bm25"))
+        meta = {
+            "format": FORMAT,
+            "generation": self.generation,
+            "chunk_ids": self.chunk_ids,
+            "paper_ids": self.paper_ids,
+            "term_counts": self.term_counts,
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        old = directory.with_name(f".{directory.name}.old.{uuid.uuid4().hex}")
+        if directory.exists():
+            directory.rename(old)
+        tmp.rename(directory)
+        shutil.rmtree(old, ignore_errors=True)
+
+    @classmethod
+    def load(cls, directory: Path) -> KeywordIndex | None:
+        """The saved index, or None when there is none, it cannot be read, or is of a format
+        this version does not write."""
+        try:
+            meta = json.loads((directory / "meta.json").read_text())
+            if meta.get("format") != FORMAT:
+                return None
+            retriever = None
+            if (directory / "bm25").exists():
+                retriever = bm25s.BM25.load(
+                    str(directory / "bm25"), mmap=False, show_progress=False
+                )
+            return cls(
+                retriever,
+                meta["chunk_ids"],
+                meta["paper_ids"],
+                meta["generation"],
+                meta["term_counts"],
+            )
+        except (OSError, ValueError, KeyError, AttributeError, TypeError):
+            return None

@@ -1,0 +1,83 @@
+"""The BM25 index's life: kept in memory, saved beside the store, rebuilt when the store changes.
+
+Every ingest that changes something gives the chunks collection a new *generation* id. A
+reader compares it with the cached index's on each search, so a re-ingest by another process
+or host shows up at its next search; an unchanged index is read back from disk, not rebuilt.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from rag.index.bm25 import KeywordIndex
+from rag.settings import Settings
+
+
+def keyword_dir(settings: Settings) -> Path:
+    """Where the BM25 index of this store lives (beside the embedded index, or per server)."""
+    store = settings.store
+    if store.mode == "http":
+        name = f"keyword-{store.host}-{store.port}-{store.collection}"
+        if (store.tenant, store.database) != ("default_tenant", "default_database"):
+            name += f"-{store.tenant}-{store.database}"
+        return store.index_dir / name.replace(":", "_").replace("/", "_")
+    return store.index_dir / "keyword"
+
+
+class KeywordCache:
+    """The BM25 index of one store, in memory and in `directory`."""
+
+    def __init__(self, directory: Path, lock_path: Path) -> None:
+        self.directory = directory
+        self.lock_path = lock_path
+        self._index: KeywordIndex | None = None
+        # Sessions of one UI process share this object; one of them rebuilds BM25 at a time.
+        self._lock = threading.Lock()
+
+    def saved(self) -> KeywordIndex | None:
+        """The index saved on disk, or None when there is none or it cannot be read."""
+        return KeywordIndex.load(self.directory)
+
+    def save(self, index: KeywordIndex) -> None:
+        index.save(self.directory)
+        self._index = index
+
+    def drop(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+        self._index = None
+
+    def current(
+        self,
+        generation: str,
+        rebuild: Callable[[], KeywordIndex],
+        build: Callable[[], KeywordIndex],
+    ) -> KeywordIndex:
+        """The index of `generation`: from memory, else from disk, else rebuilt.
+
+        `rebuild` makes and saves a new index (under the ingest lock); when an ingest holds
+        that lock, `build` makes one in memory only, so a search never waits for a writer.
+        """
+        with self._lock:
+            if self._index is None or self._index.generation != generation:
+                loaded = self.saved()
+                if loaded is None or loaded.generation != generation:
+                    loaded = self._rebuild(rebuild, build)
+                self._index = loaded
+            return self._index
+
+    def _rebuild(
+        self, rebuild: Callable[[], KeywordIndex], build: Callable[[], KeywordIndex]
+    ) -> KeywordIndex:
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.lock_path), timeout=0):
+                return rebuild()
+        except (Timeout, OSError):
+            # An ingest holds the lock (or the folder is read-only): never wait or fail a
+            # search for it; build this one in memory and let the writer save its own.
+            return build()

@@ -1,0 +1,329 @@
+"""The index: chunk vectors and paper records in two Chroma collections, plus BM25 beside them.
+
+This module opens the collections, checks what they were built with, and reads them; writing
+papers into them is `rag.index.ingest`. Connecting lives in `rag.index.store`, the ingest lock in
+`rag.index.lock`, the BM25 cache in `rag.index.bm25_cache`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from rag.errors import IndexMismatchError, IndexMissingError, StoreError
+from rag.index.bm25 import KeywordIndex
+from rag.index.bm25_cache import KeywordCache, keyword_dir
+from rag.index.lock import ingest_lock, lock_path
+from rag.index.store import describe_store, is_not_found, make_client, store_error
+from rag.models.factory import embeddings_name
+from rag.settings import Settings
+from rag.types import Paper
+
+__all__ = [
+    "IndexMismatchError",
+    "IndexMissingError",
+    "PaperIndex",
+    "StoreError",
+]
+
+SCHEMA = 1
+T = TypeVar("T")
+
+
+@dataclass
+class DenseHit:
+    chunk_id: str
+    paper_id: str
+    similarity: float
+
+
+@dataclass
+class Manifest:
+    embedding_model: str
+    chunk_max_tokens: int
+    chunk_overlap: int
+    generation: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "embedding_model": self.embedding_model,
+            "chunk_max_tokens": self.chunk_max_tokens,
+            "chunk_overlap": self.chunk_overlap,
+            "generation": self.generation,
+        }
+
+    def describe(self) -> str:
+        return (
+            f"embedding model {self.embedding_model}, chunks of {self.chunk_max_tokens} tokens "
+            f"with {self.chunk_overlap} sentence(s) overlap"
+        )
+
+
+class PaperIndex:
+    """Chunks and papers in Chroma plus BM25, for one embedding model and chunking setup."""
+
+    def __init__(self, client: Any, settings: Settings, embeddings: Embeddings) -> None:
+        self.client = client
+        self.settings = settings
+        self.embeddings = embeddings
+        self.wanted = Manifest(
+            embedding_model=embeddings_name(embeddings),
+            chunk_max_tokens=settings.chunking.max_tokens,
+            chunk_overlap=settings.chunking.overlap_sentences,
+        )
+        prefix = settings.store.collection
+        self.chunks_name, self.papers_name = f"{prefix}_chunks", f"{prefix}_papers"
+        self.chunks: Any = None
+        self.papers: Any = None
+        self.keyword_cache = KeywordCache(keyword_dir(settings), lock_path(settings))
+
+    @classmethod
+    def open(cls, settings: Settings, embeddings: Embeddings, create: bool = False) -> PaperIndex:
+        """Open the index; unless `create`, it must exist and match the configured models."""
+        if not create:
+            index = cls(make_client(settings), settings, embeddings)
+            index._attach()
+            return index
+        # Creating an embedded store sets up its database: two processes doing that at once
+        # collide, so it happens under the ingest lock.
+        with ingest_lock(settings):
+            return cls(make_client(settings, create=True), settings, embeddings)
+
+    def _collection(self, name: str) -> Any:
+        """An existing collection; a missing one means there is no index."""
+        try:
+            return self.client.get_collection(name, embedding_function=None)
+        except Exception as e:
+            if is_not_found(e):
+                raise IndexMissingError(
+                    f"no index in {describe_store(self.settings)}: build it with `rag ingest`"
+                ) from None
+            raise store_error(self.settings, e) from None
+
+    def _attach(self) -> None:
+        self.chunks = self._collection(self.chunks_name)
+        self.papers = self._collection(self.papers_name)
+        self.check_manifest()
+
+    def manifest(self) -> Manifest:
+        meta = dict(self.chunks.metadata or {})
+        return Manifest(
+            embedding_model=str(meta.get("embedding_model", "?")),
+            chunk_max_tokens=int(meta.get("chunk_max_tokens", 0)),
+            chunk_overlap=int(meta.get("chunk_overlap", -1)),
+            generation=str(meta.get("generation", "")),
+        )
+
+    def check_manifest(self) -> None:
+        have = self.manifest()
+        want = self.wanted
+        if (have.embedding_model, have.chunk_max_tokens, have.chunk_overlap) != (
+            want.embedding_model,
+            want.chunk_max_tokens,
+            want.chunk_overlap,
+        ):
+            where = describe_store(self.settings)
+            raise IndexMismatchError(
+                f"the index in {where} was built with {have.describe()}, but the "
+                f"configuration asks for {want.describe()}: rebuild it with "
+                "`rag ingest --rebuild`, or change the configuration back"
+            )
+
+    # Collections, for `rag.index.ingest` ----------------------------------------------------
+
+    def drop(self) -> None:
+        """Both collections and the BM25 cache gone (`rag ingest --rebuild`)."""
+        for name in (self.chunks_name, self.papers_name):
+            try:
+                self.client.delete_collection(name)
+            except Exception as e:
+                if not is_not_found(e):
+                    raise
+        self.keyword_cache.drop()
+
+    def create_collections(self) -> None:
+        """Both collections, created if missing; the chunks carry the manifest."""
+        config = {"hnsw": {"space": "cosine"}}
+        self.chunks = self.client.get_or_create_collection(
+            self.chunks_name,
+            configuration=config,
+            metadata=self.wanted.as_metadata(),
+            embedding_function=None,
+        )
+        self.papers = self.client.get_or_create_collection(
+            self.papers_name, configuration=config, embedding_function=None
+        )
+
+    def refresh_keyword_index(self, new_generation: bool) -> KeywordIndex:
+        """BM25 rebuilt from the chunks and saved; after a change, under a new generation."""
+        manifest = self.manifest()
+        if new_generation or not manifest.generation:
+            manifest.generation = uuid.uuid4().hex
+            self.chunks.modify(
+                metadata=self.wanted.as_metadata() | {"generation": manifest.generation}
+            )
+        keyword = self._build_keyword_index(manifest.generation)
+        self.keyword_cache.save(keyword)
+        return keyword
+
+    def _build_keyword_index(self, generation: str) -> KeywordIndex:
+        def fetch() -> tuple[list[str], list[str], list[str]]:
+            ids, paper_ids, texts = [], [], []
+            total = self.chunks.count()
+            for offset in range(0, total, 5000):
+                got = self.chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
+                ids += got["ids"]
+                paper_ids += [m["paper_id"] for m in got["metadatas"]]
+                texts += got["documents"]
+            return ids, paper_ids, texts
+
+        ids, paper_ids, texts = self._read(fetch)
+        return KeywordIndex.build(ids, paper_ids, texts, generation)
+
+    # Reading --------------------------------------------------------------------------
+
+    def _read(self, call: Callable[..., T]) -> T:
+        """Run a read; if another client rebuilt the index meanwhile, re-attach and retry once."""
+        try:
+            return call()
+        except StoreError:
+            raise
+        except Exception as e:
+            if not is_not_found(e):
+                raise store_error(self.settings, e) from None
+        self._attach()
+        try:
+            return call()
+        except Exception as e:
+            raise store_error(self.settings, e) from None
+
+    def current_generation(self) -> str:
+        """The index generation as stored now (one small request), so other writers show up."""
+        chunks = self._collection(self.chunks_name)
+        if self.chunks is None or chunks.id != self.chunks.id:
+            self._attach()  # dropped and rebuilt by another client: check it again
+        else:
+            self.chunks = chunks
+        return self.manifest().generation
+
+    def keyword_index(self) -> KeywordIndex:
+        """The BM25 index, rebuilt when the index changed since it was built.
+
+        The generation is re-read from Chroma on every call, one small request (about 2 ms on
+        loopback), so a long-running reader sees a re-ingest by another process or host at its
+        next search instead of serving a stale keyword index.
+        """
+        generation = self.current_generation()
+        return self.keyword_cache.current(
+            generation,
+            rebuild=lambda: self.refresh_keyword_index(new_generation=False),
+            build=lambda: self._build_keyword_index(self.manifest().generation),
+        )
+
+    def dense_search(
+        self, vector: list[float], n: int, tiers: list[str] | None = None
+    ) -> list[DenseHit]:
+        where = {"tier": {"$in": list(tiers)}} if tiers else None
+
+        def query() -> Any:
+            wanted = min(n, self.chunks.count())
+            if wanted <= 0:
+                return {"ids": [[]], "metadatas": [[]], "distances": [[]]}
+            return self.chunks.query(
+                query_embeddings=[vector],
+                n_results=wanted,
+                where=where,
+                include=["metadatas", "distances"],
+            )
+
+        got = self._read(query)
+        return [
+            DenseHit(cid, meta["paper_id"], 1.0 - float(dist))
+            for cid, meta, dist in zip(
+                got["ids"][0], got["metadatas"][0], got["distances"][0], strict=True
+            )
+        ]
+
+    def get_papers(self, ids: list[str]) -> dict[str, Paper]:
+        if not ids:
+            return {}
+        got = self._read(lambda: self.papers.get(ids=ids, include=["documents", "metadatas"]))
+        return {
+            pid: paper_from_metadata(pid, doc, meta)
+            for pid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        }
+
+    def all_papers(self) -> list[Paper]:
+        """Every stored paper (for evaluation and baselines), in store order."""
+        papers: list[Paper] = []
+        while True:
+            offset = len(papers)
+            got = self._read(
+                lambda offset=offset: self.papers.get(
+                    include=["documents", "metadatas"], limit=1000, offset=offset
+                )
+            )
+            papers += [
+                paper_from_metadata(pid, doc, meta)
+                for pid, doc, meta in zip(
+                    got["ids"], got["documents"], got["metadatas"], strict=True
+                )
+            ]
+            if len(got["ids"]) < 1000:
+                return papers
+
+    def paper_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        got = self._read(lambda: self.papers.get(ids=ids, include=["embeddings"]))
+        return {pid: np.asarray(v) for pid, v in zip(got["ids"], got["embeddings"], strict=True)}
+
+    def stats(self) -> dict[str, Any]:
+        try:
+            return {
+                "papers": self.papers.count(),
+                "chunks": self.chunks.count(),
+                "embedding_model": self.manifest().embedding_model,
+            }
+        except Exception as e:
+            raise store_error(self.settings, e) from None
+
+
+def paper_metadata(paper: Paper) -> dict[str, Any]:
+    """A paper's record as Chroma metadata, which is flat: lists joined, `extra` as JSON."""
+    return {
+        "title": paper.title,
+        "decision": paper.decision,
+        "tier": paper.tier,
+        "url": paper.url,
+        "authors": "; ".join(paper.authors),
+        "keywords": "; ".join(paper.keywords),
+        "source": paper.source,
+        "position": paper.position,
+        "content_hash": paper.content_hash,
+        "extra": json.dumps(paper.extra, ensure_ascii=False, default=str),
+    }
+
+
+def paper_from_metadata(paper_id: str, abstract: str, meta: dict[str, Any]) -> Paper:
+    def split(value: Any) -> tuple[str, ...]:
+        return tuple(v for v in str(value or "").split("; ") if v)
+
+    return Paper(
+        id=paper_id,
+        title=str(meta.get("title", "")),
+        abstract=abstract,
+        authors=split(meta.get("authors")),
+        keywords=split(meta.get("keywords")),
+        decision=str(meta.get("decision", "")),
+        url=str(meta.get("url", "")),
+        source=str(meta.get("source", "")),
+        position=int(meta.get("position", 0)),
+        extra=json.loads(meta.get("extra") or "{}"),
+    )

@@ -1,0 +1,197 @@
+"""Connecting to Chroma: the embedded folder or a server, its credentials, and clear errors.
+
+Every failure of the store reaches the caller as a `StoreError` whose message says what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rag.errors import IndexMissingError, StoreError
+from rag.settings import Settings
+
+
+def make_client(settings: Settings, create: bool = False) -> Any:
+    """A Chroma client: on disk under store.index_dir, or a server (store.mode = 'http')."""
+    import chromadb
+
+    store = settings.store
+    chroma_settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=True)
+    if store.mode == "http":
+        try:
+            client = chromadb.HttpClient(
+                host=store.host,
+                port=store.port,
+                ssl=store.ssl,
+                headers=server_headers(settings),
+                settings=chroma_settings,
+                tenant=store.tenant,
+                database=store.database,
+            )
+            client.heartbeat()
+            return client
+        except StoreError:
+            raise
+        except Exception as e:
+            if is_auth_error(e):
+                raise StoreError(
+                    f"the Chroma server at {server_url(settings)} refused the credentials "
+                    f"({reason(e)}); set {store.auth_token_env} to its token, or "
+                    f"{store.headers_env} to the headers it expects (JSON)"
+                ) from None
+            raise StoreError(
+                f"cannot reach the Chroma server at {server_url(settings)} ({reason(e)}); "
+                "start it with `chroma run --path DIR --port PORT`, or set store.mode = "
+                "'embedded'"
+            ) from None
+    path = store.index_dir / "chroma"
+    check_not_a_file(store.index_dir)
+    if not create and not (path / "chroma.sqlite3").exists():
+        raise IndexMissingError(
+            f"no index at {store.index_dir}: build it with `rag ingest --index {store.index_dir}`"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise PermissionError(f"permission denied: {path}")
+        if not _writable(path):
+            if create:
+                raise StoreError(
+                    f"the index at {store.index_dir} is read-only: `rag ingest` needs a "
+                    "writable folder (searching, asking and stats work as it is)"
+                )
+            # Chroma writes to its database even to read it; a private copy is searched.
+            path = _read_only_copy(path)
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    except StoreError:
+        raise
+    except Exception as e:
+        raise StoreError(
+            f"cannot open the index at {store.index_dir} ({reason(e)}); check the folder, or "
+            "rebuild it with `rag ingest --rebuild`"
+        ) from None
+
+
+def _writable(path: Path) -> bool:
+    """Whether Chroma can write its folder and database (a read-only mount says no, even to
+    root)."""
+    database = path / "chroma.sqlite3"
+    return os.access(path, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
+
+
+def _read_only_copy(path: Path) -> Path:
+    """A private, writable copy of a read-only Chroma folder, removed when the process ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="rag-read-only-index-")) / "chroma"
+    atexit.register(shutil.rmtree, copy.parent, ignore_errors=True)
+    try:
+        shutil.copytree(path, copy)
+    except OSError as e:
+        raise StoreError(
+            f"the index at {path.parent} is read-only and cannot be copied to read it "
+            f"({reason(e)}); free space in {tempfile.gettempdir()}, or make the folder writable"
+        ) from None
+    return copy
+
+
+def check_not_a_file(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(
+            f"{folder} is a file, not a folder: point store.index_dir (--index) at a "
+            "folder, or move the file away"
+        )
+
+
+def server_url(settings: Settings) -> str:
+    scheme = "https" if settings.store.ssl else "http"
+    return f"{scheme}://{settings.store.host}:{settings.store.port}"
+
+
+def server_headers(settings: Settings) -> dict[str, str]:
+    """Auth for the Chroma server, from the environment only (never from a file)."""
+    from rag.common.redact import check_header
+
+    headers: dict[str, str] = {}
+    raw = os.environ.get(settings.store.headers_env)
+    if raw:
+        try:
+            headers.update({str(k): str(v) for k, v in json.loads(raw).items()})
+        except (ValueError, AttributeError):
+            raise StoreError(f"{settings.store.headers_env} must be a JSON object") from None
+    try:
+        for name, value in headers.items():
+            check_header(settings.store.headers_env, name, value)
+        token = os.environ.get(settings.store.auth_token_env)
+        if token:
+            check_header(settings.store.auth_token_env, "Authorization", token)
+            headers["Authorization"] = f"Bearer {token}"
+    except ValueError as e:
+        raise StoreError(str(e)) from None
+    return headers
+
+
+def describe_store(settings: Settings) -> str:
+    """The store named for a message: the server's URL or the index folder."""
+    if settings.store.mode == "http":
+        return f"the Chroma server at {server_url(settings)}"
+    return str(settings.store.index_dir)
+
+
+def store_error(settings: Settings, error: Exception) -> StoreError:
+    """A failed read or write of an open store, as a message that says what to check."""
+    if settings.store.mode == "http":
+        return StoreError(
+            f"the Chroma server at {server_url(settings)} failed ({reason(error)}); "
+            "check that it is running (`chroma run --path DIR --port PORT`)"
+        )
+    return StoreError(f"the index at {describe_store(settings)} failed: {reason(error)}")
+
+
+def reason(error: Exception) -> str:
+    """The first line of an error, short enough for a one-line message."""
+    return (str(error).splitlines() or [type(error).__name__])[0][:200] or type(error).__name__
+
+
+def is_not_found(error: Exception) -> bool:
+    """A collection (or tenant, database) that does not exist."""
+    from chromadb.errors import NotFoundError
+
+    if isinstance(error, NotFoundError):
+        return True
+    return _says(error, "notfound", "does not exist", "not found")
+
+
+def is_auth_error(error: Exception) -> bool:
+    """The server refused our credentials.
+
+    Chroma's own error types decide. A reply that is not Chroma's (a proxy's) reaches us as a
+    bare `Exception` with the body as its text; only words decide then, never a bare number,
+    which would also match a port (4010, 8403) or an address in a "connection refused" line.
+    """
+    from chromadb.errors import AuthorizationError, ChromaAuthError, ChromaError
+
+    if isinstance(error, AuthorizationError | ChromaAuthError):
+        return True
+    if isinstance(error, ChromaError) or is_connection_error(error):
+        return False
+    return _says(error, "unauthorized", "forbidden", "authenticat", "authorization required")
+
+
+def is_connection_error(error: Exception) -> bool:
+    """The server could not be reached, or stopped answering."""
+    import httpx
+
+    if isinstance(error, httpx.TransportError | ConnectionError | TimeoutError):
+        return True
+    return _says(error, "connect", "timeout", "timed out", "refused", "unreachable")
+
+
+def _says(error: Exception, *words: str) -> bool:
+    text = f"{type(error).__name__} {error}".lower()
+    return any(w in text for w in words)

@@ -1,0 +1,76 @@
+"""The fixed text around an answer, in the language of the question (English and Chinese).
+
+The quotes themselves stay exact English sentences: they are the evidence. Only the heading,
+the refusal, "the nearest papers" and the labels around them follow the question.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag.lang.gloss import language
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "heading": (
+            "Offline extractive summary (no language model): "
+            "every sentence below is quoted from the cited abstract."
+        ),
+        "no_coverage": "No ICLR 2025 abstract in the index covers this question.",
+        "nearest": "The nearest papers in the index:",
+        "Problem": "Problem",
+        "Method": "Method",
+        "Result": "Result",
+    },
+    "zh": {
+        "heading": (
+            "离线摘录式回答（未使用语言模型）：以下每一句都逐字引自所引论文的英文摘要，"
+            "原文照录，未经翻译。"
+        ),
+        "no_coverage": "索引中没有任何 ICLR 2025 论文摘要涉及这个问题。",
+        "nearest": "索引中最接近的论文：",
+        "Problem": "问题",
+        "Method": "方法",
+        "Result": "结果",
+    },
+}
+
+
+def question_language(question: str) -> str:
+    """The language whose fixed text answers `question`: "zh" or "en" (the fallback)."""
+    return "zh" if language(question) == "zh" else "en"
+
+
+def message(key: str, question: str = "") -> str:
+    return MESSAGES[question_language(question)][key]
+
+
+_LABEL = re.compile(r"^- (Problem|Method|Result): ", re.MULTILINE)
+
+
+def localise_extractive(text: str, question: str) -> str:
+    """The offline answer `text` with its heading and labels in the question's language."""
+    lang = question_language(question)
+    if lang == "en":
+        return text
+    table = MESSAGES[lang]
+    english = MESSAGES["en"]["heading"]
+    if text.startswith(english):
+        text = table["heading"] + text[len(english) :]
+    return _LABEL.sub(lambda m: f"- {table[m.group(1)]}：", text)
+
+
+LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
+
+
+def reply_language_instruction(question: str, not_answered: str) -> str:
+    """For the chat model: answer a non-English question in its language ("" for English)."""
+    code = language(question)
+    if code == "en":
+        return ""
+    name = LANGUAGE_NAMES.get(code, "the language of the question as asked")
+    return (
+        f"\nThe question was asked in {name}: write your answer in {name}, keeping the [n] "
+        "markers, paper titles and technical terms as they are. If the sources do not answer "
+        f'it, still begin with the English sentence "{not_answered}".'
+    )

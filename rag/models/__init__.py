@@ -1,0 +1,1 @@
+"""Model construction: the chat model and its budget, the bundled MiniLM."""

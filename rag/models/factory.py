@@ -1,0 +1,172 @@
+"""Turn settings into models: embeddings and chat models are built here and nowhere else."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+
+from rag.errors import ModelError
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import EmbeddingSettings, LLMSettings
+
+__all__ = [
+    "OFFLINE_MODEL",
+    "ModelError",
+    "chat_model_name",
+    "embeddings_name",
+    "make_chat_model",
+    "make_embeddings",
+    "model_error_message",
+]
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+OFFLINE_MODEL = "offline:extractive"
+
+
+def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
+    """The embeddings named in config: the bundled local model or OpenAI's."""
+    if settings.provider == "local":
+        return LocalEmbeddings(batch_size=settings.batch_size, backend=settings.backend)
+    from langchain_openai import OpenAIEmbeddings
+
+    key = _api_key(settings.api_key_env)
+    if not key and not settings.base_url:
+        raise ModelError(
+            f"embedding.provider = 'openai' needs an API key: set {settings.api_key_env}, "
+            "or use embedding.provider = 'local'"
+        )
+    # By the fields' aliases (base_url, api_key), which the pydantic plugin does not accept
+    # as keywords.
+    options: dict[str, Any] = {"base_url": settings.base_url, "api_key": key or "not-needed"}
+    return OpenAIEmbeddings(
+        model=settings.model,
+        chunk_size=settings.batch_size,
+        check_embedding_ctx_length=False,  # its tiktoken check would download encodings
+        **options,
+    )
+
+
+def _api_key(variable: str) -> str | None:
+    """The API key in `variable`, refused (naming the variable) if no HTTP header can carry it."""
+    from rag.common.redact import check_header
+
+    key = os.environ.get(variable)
+    if key:
+        try:
+            check_header(variable, "Authorization", key)
+        except ValueError as e:
+            raise ModelError(str(e)) from None
+    return key
+
+
+def embeddings_name(embeddings: Embeddings) -> str:
+    name = getattr(embeddings, "name", None) or getattr(embeddings, "model", None)
+    return str(name or type(embeddings).__name__)
+
+
+def chat_model_name(settings: LLMSettings) -> str:
+    """`provider:model` that answers, or `offline:extractive` when no model is configured."""
+    if settings.model == "offline":
+        return OFFLINE_MODEL
+    if settings.model == "auto":
+        return settings.auto_model if os.environ.get(settings.api_key_env) else OFFLINE_MODEL
+    return settings.model
+
+
+def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
+    """A LangChain chat model for `llm.model`, or None for the offline extractive answerer."""
+    name = chat_model_name(settings)
+    if name == OFFLINE_MODEL:
+        return None
+    provider, _, model = name.partition(":")
+    if not model:
+        raise ModelError(f"llm.model = {name!r}: use 'provider:model', 'auto' or 'offline'")
+    key = _api_key(settings.api_key_env)
+    if not key and provider == "openai" and not settings.base_url:
+        raise ModelError(
+            f"llm.model = {name!r} needs an API key: set {settings.api_key_env}, "
+            "or set llm.base_url to an OpenAI-compatible server, or use --config offline"
+        )
+    from langchain.chat_models import init_chat_model
+
+    kwargs: dict[str, Any] = {
+        "temperature": settings.temperature,
+        "timeout": settings.timeout,
+        "max_tokens": settings.max_tokens,
+        # rag.models.budget retries within llm.timeout, the total for one answer.
+        "max_retries": 0,
+    }
+    if settings.base_url:
+        kwargs["base_url"] = settings.base_url
+    if provider == "openai":
+        import openai
+
+        from rag.models.budget import DeadlineTransport
+
+        # Local OpenAI-compatible servers accept any key.
+        kwargs["api_key"] = key or "not-needed"
+        # Responses still arriving when an answer's time is up are cut off, not left dripping.
+        kwargs["http_client"] = openai.DefaultHttpxClient(transport=DeadlineTransport())
+    try:
+        return init_chat_model(model, model_provider=provider, **kwargs)
+    except (ImportError, ValueError) as e:
+        raise ModelError(f"llm.model = {name!r}: {e}") from None
+
+
+def model_error_message(error: Exception, settings: LLMSettings, model: str) -> str:
+    """What a provider's exception means for `model`, and what to set; one or two sentences."""
+    from rag.common.redact import display_url
+
+    server = display_url(settings.base_url) if settings.base_url else ""
+    where = f"the server at {server}" if server else "the provider's API"
+    generic = (
+        f"{where} gave no usable reply for {model} ({type(error).__name__}: {_short(str(error))})."
+    )
+    timed_out = (
+        f"{model} at {where} did not answer within llm.timeout = {settings.timeout:g} s: "
+        "raise llm.timeout (RAG_LLM__TIMEOUT), the limit for a whole answer with its retries, "
+        "or check that the server is not overloaded."
+    )
+    if isinstance(error, TimeoutError):  # rag.models.budget.BudgetExceeded: the answer's time is up
+        return timed_out
+    try:
+        import openai
+    except ImportError:  # another provider's client: keep the generic message
+        return generic
+    if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+        return (
+            f"{where} rejected the API key for {model} ({error.status_code}): set "
+            f"{settings.api_key_env} to a valid key, or llm.base_url to a server that accepts it."
+        )
+    if isinstance(error, openai.NotFoundError):
+        return (
+            f"{where} does not serve {model} (404): set llm.model (RAG_LLM__MODEL) to a model "
+            "it has, or llm.base_url (RAG_LLM__BASE_URL) to the right server."
+        )
+    if isinstance(error, openai.RateLimitError):
+        return (
+            f"{where} is still rate limiting {model} (429) after {settings.max_retries} "
+            "retries: wait a moment, or raise llm.max_retries."
+        )
+    if isinstance(error, openai.APITimeoutError):
+        return timed_out
+    if isinstance(error, openai.APIConnectionError):
+        return (
+            f"cannot connect to {where} for {model}: start that server, or set llm.base_url "
+            "(RAG_LLM__BASE_URL) to one that is running."
+        )
+    if isinstance(error, openai.APIStatusError):
+        retried = f" after {settings.max_retries} retries" if error.status_code >= 500 else ""
+        return (
+            f"{where} answered {error.status_code}{retried} for {model}: {_short(error.message)}."
+        )
+    return generic
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

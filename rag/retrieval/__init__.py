@@ -1,0 +1,1 @@
+"""Retrieve: hybrid, paper-level search with filters, and the relevance decision."""

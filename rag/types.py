@@ -1,0 +1,81 @@
+"""The records every stage shares: a paper, a chunk of it, search filters, a retrieved paper.
+
+They live apart from the stages so that any stage can name them without importing another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+TIERS = ("Oral", "Spotlight", "Poster")
+
+
+# Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).
+SHOWN_EXTRA = ("tldr", "primary_area", "license", "pdf")
+
+
+@dataclass(frozen=True)
+class Paper:
+    id: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    decision: str = ""
+    url: str = ""
+    source: str = ""
+    position: int = 0
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def tier(self) -> str:
+        """Oral / Spotlight / Poster, or '' when the decision does not say."""
+        return next((t for t in TIERS if t.lower() in self.decision.lower()), "")
+
+    @property
+    def content_hash(self) -> str:
+        """Changes whenever anything indexed or shown changes (a re-fetched TL;DR too)."""
+        fields: list[Any] = [self.title, self.abstract, list(self.authors), list(self.keywords)]
+        fields += [self.decision, self.url]
+        # Only when present, so papers without them keep the hash they always had.
+        shown = {k: self.extra[k] for k in SHOWN_EXTRA if self.extra.get(k)}
+        if shown:
+            fields.append(shown)
+        return hashlib.sha256(json.dumps(fields, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    paper_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    tokens: int  # word pieces of `text`, without [CLS] and [SEP]
+
+
+@dataclass
+class Filters:
+    tiers: list[str] = field(default_factory=list)  # Oral / Spotlight / Poster
+    keywords: list[str] = field(default_factory=list)
+
+    def accepts(self, paper: Paper) -> bool:
+        if self.tiers and paper.tier not in self.tiers:
+            return False
+        wanted = {k.lower() for k in self.keywords}
+        return not wanted or bool(wanted & {k.lower() for k in paper.keywords})
+
+
+@dataclass
+class RetrievedPaper:
+    paper: Paper
+    score: float
+    similarity: float  # cosine similarity of the paper's best chunk to the question
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    # the multilingual encoder's cosine to the original question (non-English questions only)
+    multilingual: float | None = None
