@@ -23,6 +23,7 @@ from rag.answer.pipeline import (
     open_assistant,
     stream_answer,
 )
+from rag.answer.prompts import NOT_ANSWERED
 from rag.cli.main import main
 from rag.errors import AnswerError
 from rag.index.chunking import sentences
@@ -275,6 +276,21 @@ def test_unanswerable_question_abstains_without_calling_the_model(
     assert result.abstained and result.citations == []
     assert result.answer.startswith(NO_COVERAGE)
     assert result.sources and all(f"- {s.paper.title}" in result.answer for s in result.sources[:3])
+    # ...and as data: the refusal without the titles, the papers it names.
+    assert result.refusal == NO_COVERAGE and result.nearest == result.sources[:3]
+
+
+def test_the_models_own_refusal_is_kept_as_data(srv: OpenAIServer, assistant: Assistant) -> None:
+    srv.script(f"{NOT_ANSWERED} None of them is about this.")
+    result = answer(INT4, assistant=assistant)
+    assert result.abstained and result.citations == []
+    assert result.refusal == result.answer == f"{NOT_ANSWERED} None of them is about this."
+    assert len(result.sources) > 3 and result.nearest == result.sources[:3]
+    printed = result.as_json()
+    assert printed["refusal"] == result.refusal
+    assert [p["paper_id"] for p in printed["nearest"]] == [
+        s["paper_id"] for s in printed["sources"][:3]
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -450,7 +466,11 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     srv.script("Runtime Smooth handles channel-wise outliers [1][4].")
     assert main(["ask", INT4, "--index", index, "--config", str(config), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == ["answer", "abstained", "model", "citations", "unsupported", "sources"]
+    assert list(printed) == [
+        *["answer", "abstained", "model", "citations", "unsupported", "sources"],
+        *["refusal", "nearest"],  # added later, after the original fields
+    ]
+    assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == "openai:gpt-test" and printed["abstained"] is False
     assert [sorted(c) for c in printed["citations"]] == [
         sorted(["n", "paper_id", "title", "url", "quote", "supported", "support"])

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.extractive import HEADING
 from rag.answer.pipeline import (
     ENGLISH_ONLY,
     NO_COVERAGE,
@@ -30,6 +29,7 @@ from tests.helpers import DATA, read_jsonl
 
 SEED_QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
 SEED_UNANSWERABLE = [r["question"] for r in read_jsonl(DATA / "seed_unanswerable.jsonl")]
+HEADING = MESSAGES["en"]["heading"]
 BULLET = re.compile(r"^- (?:(?:Problem|Method|Result): |\*\*(.+?)\*\*: )?(.+) \[(\d+)\]$")
 
 
@@ -168,6 +168,8 @@ def test_chinese_refusal_is_in_chinese(offline: Assistant) -> None:
     assert result.abstained and not result.citations
     assert result.answer.startswith(MESSAGES["zh"]["no_coverage"])
     assert MESSAGES["zh"]["nearest"] in result.answer
+    assert result.refusal == MESSAGES["zh"]["no_coverage"]
+    assert result.nearest == result.sources[:3]
     assert ENGLISH_ONLY not in result.answer  # Chinese is searched through its gloss
 
 
@@ -183,7 +185,11 @@ def test_cli_ask_json_text_and_batch(
     question = SEED_QUESTIONS[0]["question"]
     assert main(["ask", question, *index, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == ["answer", "abstained", "model", "citations", "unsupported", "sources"]
+    assert list(printed) == [
+        *["answer", "abstained", "model", "citations", "unsupported", "sources"],
+        *["refusal", "nearest"],  # added later, after the original fields
+    ]
+    assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False
     keys = ["n", "paper_id", "title", "url", "quote", "supported", "support"]
     assert all(list(c) == keys for c in printed["citations"])
@@ -207,6 +213,12 @@ def test_cli_ask_json_text_and_batch(
     assert [r["question"] for r in rows] == [question, off_topic]
     assert rows[0]["answer"] == printed["answer"]
     assert rows[1]["abstained"] is True and rows[1]["citations"] == []
+    assert rows[1]["refusal"] == NO_COVERAGE and rows[1]["answer"].startswith(NO_COVERAGE)
+    nearest = rows[1]["nearest"]
+    assert len(nearest) == 3 and [p["n"] for p in nearest] == [1, 2, 3]
+    for p in nearest:  # named in the refusal's text too, each the source of its number
+        assert f"- {p['title']}" in rows[1]["answer"]
+        assert rows[1]["sources"][p["n"] - 1]["paper_id"] == p["paper_id"]
 
     assert main(["ask", question, *index]) == 0
     out = capsys.readouterr().out

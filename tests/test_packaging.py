@@ -39,6 +39,8 @@ def test_the_wheel_ships_default_toml_and_every_preset(tmp_path: Path) -> None:
         packaged = zipfile.ZipFile(wheel).read(f"rag/config/{preset}")
         assert packaged == (ROOT / "config" / preset).read_bytes(), preset
     assert {"rag/settings.py", "ui/app.py", "ui/render.py"} <= names
+    glossary = zipfile.ZipFile(wheel).read("rag/lang/glossary_zh.tsv")
+    assert glossary == (ROOT / "rag" / "lang" / "glossary_zh.tsv").read_bytes()
 
     # Installed away from any checkout, settings find the presets through importlib.resources.
     site = tmp_path / "site"
@@ -46,7 +48,8 @@ def test_the_wheel_ships_default_toml_and_every_preset(tmp_path: Path) -> None:
     probe = (
         "import json; from rag.settings import CONFIG_DIR, Settings, get_settings, preset_names; "
         "print(json.dumps([str(CONFIG_DIR), preset_names(), get_settings('offline').llm.model, "
-        "get_settings() == Settings()]))"
+        "get_settings() == Settings()]));"
+        "from rag.lang.gloss import GLOSSARY; print(GLOSSARY['强化学习'])"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
     env["PYTHONPATH"] = str(site)
@@ -54,7 +57,9 @@ def test_the_wheel_ships_default_toml_and_every_preset(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    config_dir, presets, offline_model, agree = json.loads(done.stdout)
+    printed, glossed = done.stdout.splitlines()
+    config_dir, presets, offline_model, agree = json.loads(printed)
+    assert glossed == "reinforcement learning"  # the glossary, read from the installed package
     assert config_dir == str(site / "rag" / "config")
     assert presets == sorted(p.removesuffix(".toml") for p in PRESETS if p != "default.toml")
     assert offline_model == "offline" and agree

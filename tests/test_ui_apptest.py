@@ -258,15 +258,18 @@ def test_replay_shows_an_abstention_with_its_nearest_papers_and_a_failed_turn(
         for i in range(1, 6)
     ]
     refusal = ["No ICLR 2025 abstract in the index covers this question.", ""]
-    refusal += [MESSAGES["en"]["nearest"], *(f"- {p.title}" for p in papers)]
+    refusal += [MESSAGES["en"]["nearest"], *(f"- {p.title}" for p in papers[:3])]
+    sources = [RetrievedPaper(p, 0.1, 0.1) for p in papers]
     abstained = CitedAnswer(
         question="music?",
         standalone_question="music?",
         answer="\n".join(refusal),
         citations=[],
-        sources=[RetrievedPaper(p, 0.1, 0.1) for p in papers],
+        sources=sources,
         abstained=True,
         model="offline:extractive",
+        refusal=refusal[0],
+        nearest=sources[:3],  # as rag.answer.pipeline.abstention keeps them
     )
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["turns"] = [

@@ -15,7 +15,6 @@ import streamlit as st
 from rag.answer.pipeline import Assistant, CitedAnswer, stream_answer
 from rag.common.redact import redact
 from rag.errors import AnswerError, StoreError
-from rag.lang.messages import MESSAGES
 from rag.settings import Settings
 from rag.types import Filters
 from ui import papers_view
@@ -160,14 +159,6 @@ def show_source(
                 papers_view.related_in_card(assistant, paper.id, f"{turn_index}-{row.n}")
 
 
-def refusal_text(answer: CitedAnswer) -> str:
-    """A refusal without the library's list of nearest titles (the page lists them below)."""
-    headings = {messages["nearest"] for messages in MESSAGES.values()}
-    lines = answer.answer.splitlines()
-    cut = next((i for i, line in enumerate(lines) if line.strip() in headings), len(lines))
-    return "\n".join(lines[:cut]).rstrip()
-
-
 def show_reply(
     turn: Turn, index: int, settings: Settings, assistant: Assistant | None, last: bool
 ) -> None:
@@ -187,7 +178,8 @@ def show_reply(
         return
     answer: CitedAnswer = turn.answer
     if answer.abstained:
-        st.markdown(display_answer(refusal_text(answer)))
+        # The refusal alone: its nearest papers are listed below as source lines.
+        st.markdown(display_answer(answer.refusal or answer.answer))
     else:
         st.markdown(answer_markdown(answer, index))
     notes = [f"Answered by {escape_text(answer.model)}"]

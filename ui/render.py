@@ -44,7 +44,6 @@ TIER_COLOURS = dict(zip(TIERS, ("red", "orange", "blue"), strict=True))
 # Terminal and bidi controls, which a hover title has no use for.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 TITLE_CHARS = 300  # a hover title longer than this is cut
-NEAREST_SHOWN = 3  # a refusal shows this many closest papers
 
 
 def escape_text(text: str) -> str:
@@ -264,10 +263,10 @@ class SourceRow:
 
 
 def source_rows(answer: CitedAnswer) -> list[SourceRow]:
-    """Every retrieved paper, numbered by position (what [n] refers to); a refusal's closest
-    few only. The library puts the cited papers first."""
+    """Every retrieved paper, numbered by position (what [n] refers to); for a refusal, the
+    closest papers it names (`CitedAnswer.nearest`). The library puts the cited papers first."""
     cited = citations_by_number(answer)
-    sources = answer.sources[:NEAREST_SHOWN] if answer.abstained else answer.sources
+    sources = answer.nearest if answer.abstained else answer.sources
     return [SourceRow(n, s, cited.get(n, [])) for n, s in enumerate(sources, start=1)]
 
 

