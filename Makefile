@@ -47,5 +47,5 @@ test: install-test
 
 # ruff, and mypy with the pydantic plugin (pyproject.toml).
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check rag ui tests bench
-	$(BIN)/mypy rag ui
+	$(BIN)/ruff check rag ui tests bench testkit
+	$(BIN)/mypy rag ui testkit
