@@ -57,6 +57,7 @@ def finish(procs: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
     return results
 
 
+@pytest.mark.slow  # two `rag ingest` processes, each loading the model
 def test_two_ingests_at_once_one_fails_clearly_and_the_index_is_whole(
     tmp_path: Path, seed_settings: Settings
 ) -> None:
@@ -73,6 +74,7 @@ def test_two_ingests_at_once_one_fails_clearly_and_the_index_is_whole(
     assert index_snapshot(make_settings(index_dir)) == index_snapshot(seed_settings)
 
 
+@pytest.mark.slow  # two `rag ingest` processes, each loading the model
 def test_with_a_lock_timeout_the_second_ingest_waits_and_finds_nothing_to_do(
     tmp_path: Path, seed_settings: Settings
 ) -> None:

@@ -115,6 +115,7 @@ class Ingest:
         return dict(json.loads(out))
 
 
+@pytest.mark.slow  # three `rag ingest` processes
 def test_sigkill_at_random_points_then_rerun_gives_the_identical_index(
     tmp_path: Path, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:

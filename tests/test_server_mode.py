@@ -33,6 +33,9 @@ from rag.settings import SEED_FILES, Settings
 from testkit.chroma_server import ChromaServer, free_port
 from tests.helpers import ROOT, index_snapshot, make_settings, read_jsonl
 
+# A real `chroma run` for the module, and `rag` processes against it: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 RAG = str(Path(sys.executable).with_name("rag"))
 SEED_QUESTIONS = [
     q["question"] for q in read_jsonl(ROOT / "tests" / "data" / "seed_questions.jsonl")
