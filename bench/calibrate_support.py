@@ -1,7 +1,7 @@
 """Calibrate the support floor: below `rag.answer.support.SUPPORT_FLOOR` a citation's claim is "not
 found in the abstract" and no quote is shown as its support.
 
-Every claim of bench/support_claims.jsonl cites one paper of the bundled corpus. Supported
+Every claim of data/eval/support_claims.jsonl cites one paper of the bundled corpus. Supported
 claims were written from that paper's abstract (near-verbatim, paraphrases, two-sentence
 summaries); unsupported ones contradict it, invent results, mix a true part with an invented
 one, or are true of another paper. Each is scored as `rag ask` scores an answer sentence,
@@ -13,7 +13,7 @@ with the best F1 is picked (the midpoint of the gap it falls in), checked on hel
 (chosen on odd-numbered claims, scored on even ones, and the reverse), and compared with the
 floor that near-verbatim claims alone would give.
 
-    .venv/bin/python bench/calibrate_support.py [--claims FILE] [--index DIR]
+    .venv/bin/python -m bench.calibrate_support [--claims FILE] [--index DIR]
 
 IDF is counted over the bundled corpus's papers (title and abstract); with --index, the
 index's own keyword index is used, as `rag ask` does.
@@ -32,18 +32,15 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from rag.answer.support import SUPPORT_FLOOR, best_quotes
+from rag.corpus.loaders import load_jsonl
+from rag.index.bm25 import KeywordIndex
+from rag.index.chunking import split_sentences
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import BUNDLED_PAPERS, EVAL_DATA, get_settings, with_overrides
+from rag.types import Paper
 
-from rag.answer.support import SUPPORT_FLOOR, best_quotes  # noqa: E402
-from rag.corpus.loaders import load_jsonl  # noqa: E402
-from rag.index.bm25 import KeywordIndex  # noqa: E402
-from rag.index.chunking import split_sentences  # noqa: E402
-from rag.models.minilm import LocalEmbeddings  # noqa: E402
-from rag.settings import BUNDLED_PAPERS, get_settings, with_overrides  # noqa: E402
-from rag.types import Paper  # noqa: E402
-
-CLAIMS = ROOT / "bench" / "support_claims.jsonl"
+CLAIMS = EVAL_DATA / "support_claims.jsonl"
 
 
 @dataclass(frozen=True)

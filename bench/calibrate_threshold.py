@@ -1,6 +1,6 @@
 """Calibrate the relevance check (below retrieval.relevance_threshold, answers abstain).
 
-Runs the answerable and unanswerable questions of bench/questions.jsonl through the real
+Runs the answerable and unanswerable questions of data/eval/questions.jsonl through the real
 retriever on the 2,105-paper index (+ seeds). The relevance score (Retriever.relevance) is the
 best paper's cosine similarity + lexical_weight x its share of the question's terms -
 unknown_term_penalty x the question terms no abstract contains. For a grid of the two weights
@@ -20,7 +20,7 @@ gives multilingual_relevance_offset = T - relevance_threshold, so one threshold 
 The Chinese questions are also searched without the multilingual vectors (the gloss alone),
 which gives gloss_relevance_offset (gloss_small_corpus_margin on the seeds).
 
-    .venv/bin/python bench/calibrate_threshold.py [--index DIR] [--questions FILE]
+    .venv/bin/python -m bench.calibrate_threshold [--index DIR] [--questions FILE]
         [--max-false-refusals 0.05] [--choose-on-all] [--corpus full|seeds]
 
 Without --index it builds (or updates) an index in /tmp/rag-bench/corpus-index.
@@ -37,10 +37,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from rag.settings import (
+    BUNDLED_CORPUS,
+    EVAL_DATA,
+    SEED_FILES,
+    Settings,
+    get_settings,
+    with_overrides,
+)
 
-from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings, get_settings, with_overrides  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT_INDEX = Path("/tmp/rag-bench/corpus-index")
 SEED_INDEX = Path("/tmp/rag-bench/seed-index")
@@ -238,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, help="an existing index of the corpus + seeds")
     parser.add_argument("--config", help="a config file or preset (retrieval knobs)")
-    parser.add_argument("--questions", type=Path, default=ROOT / "bench" / "questions.jsonl")
+    parser.add_argument("--questions", type=Path, default=EVAL_DATA / "questions.jsonl")
     parser.add_argument("--max-false-refusals", type=float, default=0.05)
     parser.add_argument(
         "--choose-on-all", action="store_true", help="let Chinese questions weigh in the choice"

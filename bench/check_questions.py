@@ -2,15 +2,15 @@
 
 Run from the repository root:
 
-    python bench/check_questions.py
+    python -m bench.check_questions
 
 It reads the bundled corpus (``data/iclr2025/iclr2025.jsonl`` and the seed files
 ``data/iclr2025/*.txt``) and checks:
 
-* ``bench/questions.jsonl``: one JSON object per line, unique ids, required
+* ``data/eval/questions.jsonl``: one JSON object per line, unique ids, required
   fields, minimum count per kind, at least 40 questions on the seed abstracts,
   and gold snippets (see below);
-* ``bench/ask_questions.jsonl``: the same per-question checks, at least 20
+* ``data/eval/ask_questions.jsonl``: the same per-question checks, at least 20
   answerable questions (10 or more on the ICLR 2025 corpus) and 10 unanswerable;
 * ``tests/data/seed_questions.jsonl``: 15 paraphrase and 10 tail questions whose
   gold snippets come from the seed paragraphs;
@@ -40,6 +40,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data" / "iclr2025"
+EVAL = REPO / "data" / "eval"
+TEST_DATA = REPO / "tests" / "data"
 
 KINDS = ("keyword", "paraphrase", "tail", "multi", "unanswerable", "chinese")
 MINIMUMS = {
@@ -212,26 +214,35 @@ def load_jsonl(path: Path, problems: list[str]) -> list[dict]:
     return records
 
 
+def shown(path: Path) -> str:
+    """`path` relative to the repository when it is inside it."""
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
 def check_file(path: Path, corpus: Corpus, problems: list[str]) -> list[dict]:
     local: list[str] = []
     records = load_jsonl(path, local)
     for rec in records:
         check_question(rec, corpus, local)
-    problems.extend(f"{path.relative_to(REPO)}: {p}" for p in local)
+    problems.extend(f"{shown(path)}: {p}" for p in local)
     counts = Counter(r.get("kind") for r in records)
     seeds = sum(1 for r in records if r.get("corpus") == "seeds")
-    print(f"{path.relative_to(REPO)}: {len(records)} questions, {seeds} on seed abstracts")
+    print(f"{shown(path)}: {len(records)} questions, {seeds} on seed abstracts")
     for kind in KINDS:
         if counts.get(kind):
             print(f"  {kind:13s} {counts[kind]}")
     return records
 
 
-def main() -> int:
-    corpus = Corpus(DATA)
+def check_sets(
+    eval_dir: Path = EVAL, test_data: Path = TEST_DATA, corpus: Corpus | None = None
+) -> list[str]:
+    """Every problem of the labelled sets in `eval_dir` and `test_data`, against `corpus`
+    (by default the bundled one, data/iclr2025); empty when all is well."""
+    corpus = corpus or Corpus(DATA)
     problems: list[str] = []
 
-    questions = check_file(REPO / "bench" / "questions.jsonl", corpus, problems)
+    questions = check_file(eval_dir / "questions.jsonl", corpus, problems)
     counts = Counter(r.get("kind") for r in questions)
     for kind, minimum in MINIMUMS.items():
         if counts.get(kind, 0) < minimum:
@@ -245,14 +256,14 @@ def main() -> int:
     if min(styles.get(s, 0) for s in CHINESE_STYLES) < MINIMUMS["chinese"] // 2:
         problems.append(f"questions.jsonl: unbalanced chinese styles {dict(styles)}")
 
-    ask = check_file(REPO / "bench" / "ask_questions.jsonl", corpus, problems)
+    ask = check_file(eval_dir / "ask_questions.jsonl", corpus, problems)
     answerable = [r for r in ask if r.get("kind") != "unanswerable"]
     if len(answerable) < 20 or sum(r.get("corpus") == "iclr2025" for r in answerable) < 10:
         problems.append("ask_questions.jsonl: needs 20 answerable, 10+ on iclr2025")
     if len(ask) - len(answerable) < 10:
         problems.append("ask_questions.jsonl: needs 10 unanswerable questions")
 
-    seed_qs = check_file(REPO / "tests" / "data" / "seed_questions.jsonl", corpus, problems)
+    seed_qs = check_file(test_data / "seed_questions.jsonl", corpus, problems)
     seed_counts = Counter(r.get("kind") for r in seed_qs)
     if seed_counts != Counter({"paraphrase": 15, "tail": 10}):
         problems.append(
@@ -266,7 +277,7 @@ def main() -> int:
                     f"seed_questions.jsonl: {rec.get('id')}: gold not in a seed paragraph"
                 )
 
-    seed_zh = check_file(REPO / "tests" / "data" / "seed_questions_zh.jsonl", corpus, problems)
+    seed_zh = check_file(test_data / "seed_questions_zh.jsonl", corpus, problems)
     for rec in seed_zh:
         if rec.get("kind") != "chinese" or any(
             c.isascii() and c.isalpha() for c in rec["question"]
@@ -279,8 +290,8 @@ def main() -> int:
                     f"seed_questions_zh.jsonl: {rec.get('id')}: gold not in a seed paragraph"
                 )
 
-    unanswerable = load_jsonl(REPO / "tests" / "data" / "seed_unanswerable.jsonl", problems)
-    print(f"tests/data/seed_unanswerable.jsonl: {len(unanswerable)} questions")
+    unanswerable = load_jsonl(test_data / "seed_unanswerable.jsonl", problems)
+    print(f"{shown(test_data / 'seed_unanswerable.jsonl')}: {len(unanswerable)} questions")
     if len(unanswerable) < 20:
         problems.append(
             f"seed_unanswerable.jsonl: expected >= 20 questions, got {len(unanswerable)}"
@@ -294,7 +305,11 @@ def main() -> int:
                     f"seed_unanswerable.jsonl: {rec['id']}: '{term}' in {found} seed "
                     f"abstracts, recorded {hits}"
                 )
+    return problems
 
+
+def main() -> int:
+    problems = check_sets()
     for problem in problems:
         print("PROBLEM:", problem, file=sys.stderr)
     print("OK" if not problems else f"{len(problems)} problem(s)")

@@ -1,6 +1,6 @@
 """Time a cold `rag search`: process start to the first result, this tree against another.
 
-    .venv/bin/python bench/cold_search.py --index DIR --baseline-src OLD_TREE [--runs 5]
+    .venv/bin/python -m bench.cold_search --index DIR --baseline-src OLD_TREE [--runs 5]
 
 OLD_TREE is another checkout of the project (e.g. `git worktree add /tmp/old COMMIT`). Each
 tree searches its own copy of the index (without the BM25 cache, which each tree then writes

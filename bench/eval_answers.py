@@ -1,10 +1,10 @@
 """Evaluate answers on the 2,105-paper index (+ seeds): offline answerer and the LLM path.
 
-Over bench/ask_questions.jsonl (answerable questions with gold snippets, and unanswerable
+Over data/eval/ask_questions.jsonl (answerable questions with gold snippets, and unanswerable
 ones), offline: the share where the right paper is cited (and cited first), the share of
 quotes that are exact substrings of the cited abstract, abstention precision and recall, and
 time per answer against retrieval alone in the same run. Then the same questions through the
-LLM path against tests/openai_server.py, whose scripted model cites [1] and [2] with sentences
+LLM path against testkit/openai_server.py, whose scripted model cites [1] and [2] with sentences
 copied from the sources in its prompt plus an invalid [9]: citation numbers dropped, quotes
 matched to the copied sentence, and time spent outside the model.
 
@@ -12,18 +12,18 @@ Then, offline, three sets that measure what a researcher asks of answers and con
 each before (the answerer of --baseline-ref, run from a `git archive` of it in a subprocess,
 or the old follow-up rule: history only) and after, in the same run:
 
-- bench/conversations.jsonl (and conversations_heldout.jsonl, written after the resolver and
+- data/eval/conversations.jsonl (and conversations_heldout.jsonl, written after the resolver and
   not used to change it): scripted conversations whose follow-ups point at the previous
   answer's numbered sources ("the second one", "[3]", "the FlexPrefill paper", "which of
   them are orals?"); a turn counts when the papers it cites are exactly the ones meant
   (for "which of them are orals?" with none: when it says so).
-- bench/list_questions.jsonl: "which papers / any work on / what is new in" questions with
+- data/eval/list_questions.jsonl: "which papers / any work on / what is new in" questions with
   gold paper sets (a title rule, recorded in each row): the share of the retrieved gold
   papers that the answer cites.
-- bench/quote_labels.jsonl: questions with the abstract sentence(s) that answer them: how
+- data/eval/quote_labels.jsonl: questions with the abstract sentence(s) that answer them: how
   often the quote shown for the right paper is a labelled sentence.
 
-    .venv/bin/python bench/eval_answers.py [--index DIR] [--questions FILE] [--baseline-ref REF]
+    .venv/bin/python -m bench.eval_answers [--index DIR] [--questions FILE] [--baseline-ref REF]
 
 Without --index it builds (or reuses) an index in /tmp/rag-bench/corpus-index.
 """
@@ -44,20 +44,19 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
+
+from bench.calibrate_threshold import corpus_settings, read_questions
+from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
+from rag.index.chunking import sentences
+from rag.models.factory import make_embeddings
+from rag.settings import EVAL_DATA, with_overrides
+from testkit.openai_server import OpenAIServer
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from calibrate_threshold import corpus_settings, read_questions  # noqa: E402
-from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
-
-from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant  # noqa: E402
-from rag.index.chunking import sentences  # noqa: E402
-from rag.models.factory import make_embeddings  # noqa: E402
-from rag.settings import with_overrides  # noqa: E402
-from tests.openai_server import OpenAIServer  # noqa: E402
 
 WARM_UP = "What is min-p sampling?"
-BENCH = ROOT / "bench"
+BENCH = EVAL_DATA  # the labelled sets
 # main before list answers, better quotes and conversations (its answers number their sources)
 BASELINE_REF = "0f66d9c"
 
@@ -165,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, help="an existing index of the corpus + seeds")
     parser.add_argument("--config", help="a config file or preset")
-    parser.add_argument("--questions", type=Path, default=ROOT / "bench" / "ask_questions.jsonl")
+    parser.add_argument("--questions", type=Path, default=EVAL_DATA / "ask_questions.jsonl")
     parser.add_argument(
         "--conversations",
         type=Path,

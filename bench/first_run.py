@@ -1,8 +1,8 @@
 """Time `make run` on a fresh clone: to the first answer in a real browser, then a later start.
 
-    .venv/bin/python bench/first_run.py                 # clones this repository to a temp folder
-    .venv/bin/python bench/first_run.py --clone DIR --json
-    .venv/bin/python bench/first_run.py --multilingual both   # with and without, one run
+    .venv/bin/python -m bench.first_run                 # clones this repository to a temp folder
+    .venv/bin/python -m bench.first_run --clone DIR --json
+    .venv/bin/python -m bench.first_run --multilingual both   # with and without, one run
 
 The clone has no index. `make run` is started in it with this interpreter's environment as the
 installed venv (BIN=..., and a VENV marker newer than pyproject.toml so nothing is installed:
@@ -28,12 +28,11 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.ui_startup import bare_first_paint, print_result
+from testkit.chroma_server import free_port
+from testkit.streamlit_app import chromium, stop_group
 
-from bench.ui_startup import bare_first_paint, print_result  # noqa: E402
-from tests.chroma_server import free_port  # noqa: E402
-from tests.streamlit_app import chromium, stop_group  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 QUESTION = "Which paper rewires molecular graphs using the Lennard-Jones potential?"
 TIMEOUT_MS = 900_000

@@ -1,13 +1,13 @@
 """Ingest speed of the corpus against the LangChain tutorial pipeline, measured in one run.
 
-    .venv/bin/python bench/ingest_speed.py [--backends torch,onnx-int8] [--rounds 2] [--no-quality]
+    .venv/bin/python -m bench.ingest_speed [--backends torch,onnx-int8] [--rounds 2] [--no-quality]
 
 Prints, for the tutorial pipeline (RecursiveCharacterTextSplitter 1000/200 + Chroma.from_documents
 with the same bundled model, torch) and for `build_index` with each embedding backend: wall
 time, word pieces embedded per second, the time a FLOP estimate of the model says this machine
 needs at the float32 matrix-multiply rate measured just before (wall x = wall / that; int8
 kernels can beat it), and the speed-up over the tutorial. Then retrieval quality (MRR@10, R@5
-of our hybrid on bench/questions.jsonl) of each index: a faster backend must keep quality.
+of our hybrid on data/eval/questions.jsonl) of each index: a faster backend must keep quality.
 
 Corpus: the bundled data/iclr2025 (the eval corpus: 2,105 papers plus the 18 seeds that are
 not among them; the questions need both). Models are loaded (and the ONNX files exported, once)
@@ -31,18 +31,15 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from rag.cli.main import EVAL_CORPUS  # noqa: E402
-from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.corpus.seeds import load_corpus  # noqa: E402
-from rag.evaluation.evaluate import TutorialPipeline, run_eval  # noqa: E402
-from rag.evaluation.metrics import load_questions  # noqa: E402
-from rag.index.chunking import chunk_paper, token_counter  # noqa: E402
-from rag.index.ingest import build_index  # noqa: E402
-from rag.models.minilm import LocalEmbeddings  # noqa: E402
-from rag.settings import Settings, get_settings, with_overrides  # noqa: E402
+from rag.cli.main import EVAL_CORPUS
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS
+from rag.corpus.seeds import load_corpus
+from rag.evaluation.evaluate import TutorialPipeline, run_eval
+from rag.evaluation.metrics import load_questions
+from rag.index.chunking import chunk_paper, token_counter
+from rag.index.ingest import build_index
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import Settings, get_settings, with_overrides
 
 LAYERS, WIDTH = 6, 384
 

@@ -1,6 +1,6 @@
 """Load test of server mode: 8 concurrent clients issue 400 searches against a Chroma server.
 
-    .venv/bin/python bench/load_test.py [--corpus seeds|full] [--chroma-url http://HOST:PORT]
+    .venv/bin/python -m bench.load_test [--corpus seeds|full] [--chroma-url http://HOST:PORT]
         [--clients 8] [--requests 400] [--time-limit 300] [--json]
 
 Without --chroma-url it starts its own `chroma run` on a free loopback port (stopped at the
@@ -38,18 +38,16 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from rag.settings import (  # noqa: E402
+from rag.settings import (
     BUNDLED_CORPUS,
+    EVAL_DATA,
     SEED_FILES,
     Settings,
     get_settings,
     with_overrides,
 )
 
-QUESTIONS = ROOT / "bench" / "questions.jsonl"
+QUESTIONS = EVAL_DATA / "questions.jsonl"
 
 
 @dataclass
@@ -241,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.chroma_url:
             phases = run(args, args.chroma_url, cache)
         else:
-            from tests.chroma_server import ChromaServer
+            from testkit.chroma_server import ChromaServer
 
             with ChromaServer(Path(scratch) / "chroma") as server:
                 phases = run(args, server.url, cache)

@@ -1,6 +1,6 @@
 """Warm search latency (query embedding + dense + BM25 + fusion): p50 and p95.
 
-    .venv/bin/python bench/query_latency.py [--index DIR] [--chunks 100000] [--repeat 3]
+    .venv/bin/python -m bench.query_latency [--index DIR] [--chunks 100000] [--repeat 3]
 
 Two indexes: the real one (the 2,105 papers plus the seeds; default .rag/eval-index, built by
 `rag eval`) and a synthetic one of --chunks chunks, written through the real ingest path
@@ -26,24 +26,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
+
+import rag.index.ingest
+from rag.cli.main import EVAL_CORPUS
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS
+from rag.corpus.loaders import load_papers
+from rag.errors import IndexMissingError
+from rag.evaluation.metrics import load_questions
+from rag.index.ingest import build_index, ingest_papers
+from rag.index.papers import PaperIndex
+from rag.models.factory import make_embeddings
+from rag.retrieval.retriever import Retriever
+from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides
+from rag.types import Paper
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from langchain_core.embeddings import Embeddings  # noqa: E402
-
-import rag.index.ingest  # noqa: E402
-from rag.cli.main import EVAL_CORPUS  # noqa: E402
-from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.corpus.loaders import load_papers  # noqa: E402
-from rag.errors import IndexMissingError  # noqa: E402
-from rag.evaluation.metrics import load_questions  # noqa: E402
-from rag.index.ingest import build_index, ingest_papers  # noqa: E402
-from rag.index.papers import PaperIndex  # noqa: E402
-from rag.models.factory import make_embeddings  # noqa: E402
-from rag.retrieval.retriever import Retriever  # noqa: E402
-from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides  # noqa: E402
-from rag.types import Paper  # noqa: E402
 
 
 class RandomEmbeddings(Embeddings):

@@ -1,6 +1,6 @@
 """Unchanged re-ingest time, and the peak memory of the app's processes.
 
-    .venv/bin/python bench/reingest.py [--index DIR] [--config PRESET]
+    .venv/bin/python -m bench.reingest [--index DIR] [--config PRESET]
 
 1. Re-ingest of an unchanged corpus (the 2,105 papers plus the seeds; default index
    .rag/eval-index, built once if missing): `build_index` in this process (target <= 3 s;
@@ -24,15 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from rag.cli.main import EVAL_CORPUS
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS
+from rag.evaluation.metrics import load_questions
+from rag.index.ingest import build_index
+from rag.models.factory import make_embeddings
+from rag.settings import get_settings, with_overrides
 
-from rag.cli.main import EVAL_CORPUS  # noqa: E402
-from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.evaluation.metrics import load_questions  # noqa: E402
-from rag.index.ingest import build_index  # noqa: E402
-from rag.models.factory import make_embeddings  # noqa: E402
-from rag.settings import get_settings, with_overrides  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RAG = [str(ROOT / ".venv" / "bin" / "python"), "-m", "rag.cli.main"]
 UI_SCRIPT = """

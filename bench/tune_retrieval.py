@@ -1,6 +1,6 @@
 """Sweep the retrieval knobs on the labelled questions and print the table behind the defaults.
 
-    .venv/bin/python bench/tune_retrieval.py [--index DIR] [--questions FILE]
+    .venv/bin/python -m bench.tune_retrieval [--index DIR] [--questions FILE]
 
 Knobs: fusion (rrf | weighted), dense_weight, rrf_k, fetch_k. To avoid fitting the question
 set, the setting is chosen on the odd-numbered questions only (`kw-001`, `para-003`, ...): the
@@ -21,16 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from rag.cli.main import EVAL_QUESTIONS as QUESTIONS
+from rag.evaluation.evaluate import TutorialPipeline, tutorial_dir
+from rag.evaluation.metrics import KINDS, Question, Scores, load_questions
+from rag.index.papers import PaperIndex
+from rag.models.factory import make_embeddings
+from rag.retrieval.retriever import Retriever
+from rag.settings import RetrievalSettings, get_settings, with_overrides
 
-from rag.cli.main import EVAL_QUESTIONS as QUESTIONS  # noqa: E402
-from rag.evaluation.evaluate import TutorialPipeline, tutorial_dir  # noqa: E402
-from rag.evaluation.metrics import KINDS, Question, Scores, load_questions  # noqa: E402
-from rag.index.papers import PaperIndex  # noqa: E402
-from rag.models.factory import make_embeddings  # noqa: E402
-from rag.retrieval.retriever import Retriever  # noqa: E402
-from rag.settings import RetrievalSettings, get_settings, with_overrides  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RANKED = ("keyword", "paraphrase", "tail", "multi")
 

@@ -1,7 +1,7 @@
 """Time the chat in a real browser: `streamlit run` to the first answer, then a warm answer.
 
-    .venv/bin/python bench/ui_startup.py --index .rag/index          # an index built by rag ingest
-    .venv/bin/python bench/ui_startup.py --index DIR --json
+    .venv/bin/python -m bench.ui_startup --index .rag/index          # an index built by rag ingest
+    .venv/bin/python -m bench.ui_startup --index DIR --json
 
 Starts `streamlit run ui/app.py` on a free loopback port (offline answerer unless --model),
 drives Debian's Chromium with Playwright, asks one question as soon as the chat input
@@ -18,16 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from testkit.streamlit_app import chromium, streamlit
 
-from tests.streamlit_app import chromium, streamlit  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TIMEOUT_MS = 300_000
 

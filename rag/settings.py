@@ -28,22 +28,26 @@ from rag.errors import ConfigError
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _config_dir() -> Path:
-    """The presets: package data of an installed wheel (rag/config/), else config/ in a checkout.
+def _packaged_dir(name: str) -> Path:
+    """`name` (config or data) as package data of an installed wheel (rag/config/, rag/data/),
+    else the folder of that name at the top of a checkout.
 
     Found with importlib.resources; an installed package on disk gives a plain Path.
     """
-    packaged = resources.files("rag") / "config"
+    packaged = resources.files("rag") / name
     if isinstance(packaged, Path) and packaged.is_dir():
         return packaged
-    return PROJECT_ROOT / "config"
+    return PROJECT_ROOT / name
 
 
-CONFIG_DIR = _config_dir()
+CONFIG_DIR = _packaged_dir("config")
 DEFAULT_CONFIG = CONFIG_DIR / "default.toml"
+DATA_DIR = _packaged_dir("data")
 # The bundled corpus: 2,105 ICLR 2025 papers, the 38 seed abstracts (merged into the papers
 # they are, see rag/corpus/seeds.py) and the titles of the accepted papers without an abstract.
-BUNDLED_CORPUS = PROJECT_ROOT / "data" / "iclr2025"
+BUNDLED_CORPUS = DATA_DIR / "iclr2025"
+# The labelled question sets (`rag eval`'s default, bench/'s, the tests').
+EVAL_DATA = DATA_DIR / "eval"
 ENV_PREFIX = "RAG_"
 MAX_K = 50  # papers per search or answer (retrieval.k, `--k`, the app's slider)
 BUNDLED_PAPERS = BUNDLED_CORPUS / "iclr2025.jsonl"
@@ -244,11 +248,10 @@ class Settings(BaseSettings):
         return (env_settings, init_settings)
 
     def corpus_paths(self) -> list[Path]:
-        """The configured corpus; a relative path missing here is the project's (presets)."""
-        paths = [
-            PROJECT_ROOT / p if not p.exists() and (PROJECT_ROOT / p).exists() else p
-            for p in self.corpus
-        ]
+        """The configured corpus; a relative path missing here is the project's (presets: in a
+        wheel, data/ is rag/data/)."""
+        root = DATA_DIR.parent
+        paths = [root / p if not p.exists() and (root / p).exists() else p for p in self.corpus]
         return paths or [BUNDLED_CORPUS]
 
 

@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from rag.corpus.loaders import load_papers
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings
+from rag.types import Paper
+from testkit.openai_server import OpenAIServer
+from testkit.streamlit_app import streamlit
 from tests.helpers import QUOKKA_PAPER, make_settings
-from tests.streamlit_app import streamlit
 
 # The suite fuzzes the same examples on every run, so CI cannot fail on a draw it never saw
 # before; HYPOTHESIS_PROFILE=deep searches far wider, with fresh random draws.
@@ -47,6 +50,19 @@ def corpus_settings(
     settings = make_settings(tmp_path_factory.mktemp("corpus-index"))
     build_index(settings, [BUNDLED_CORPUS], embeddings=embeddings)
     return settings
+
+
+@pytest.fixture(scope="session")
+def seed_papers() -> list[Paper]:
+    """The 38 seed abstracts, as loaded from data/iclr2025 (do not change them)."""
+    return load_papers(list(SEED_FILES))
+
+
+@pytest.fixture
+def srv() -> Iterator[OpenAIServer]:
+    """A scripted OpenAI-protocol server on loopback (testkit.openai_server), one per test."""
+    with OpenAIServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

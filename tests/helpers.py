@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,11 @@ from typing import Any
 import pytest
 
 from rag.index.store import make_client
-from rag.settings import BUNDLED_PAPERS, Settings, get_settings, with_overrides
+from rag.settings import BUNDLED_PAPERS, EVAL_DATA, Settings, get_settings, with_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_JSONL = BUNDLED_PAPERS  # the 2,105 real papers, bundled in data/iclr2025
+EVAL_QUESTIONS = EVAL_DATA / "questions.jsonl"  # rag eval's 286 labelled questions
 DATA = Path(__file__).resolve().parent / "data"
 ARTIFACTS = ROOT / "tests" / "artifacts"  # browser screenshots (ignored by git)
 
@@ -89,3 +91,17 @@ def copy_index(settings: Settings, target: Path) -> Settings:
     """A writable copy of a session index (the shared ones must not change)."""
     shutil.copytree(settings.store.index_dir, target)
     return with_overrides(settings, {"store": {"index_dir": str(target)}})
+
+
+def plain(markdown: str) -> str:
+    """What a reader sees of escaped Markdown text: the backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`rag ARGV...` in this process: its exit code, stdout and stderr."""
+    from rag.cli.main import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -9,7 +9,6 @@ import copy
 import json
 import re
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,8 @@ from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, get_settings, with_overrides
 from rag.types import Paper, RetrievedPaper
+from testkit.openai_server import OpenAIServer, Reply
 from tests.helpers import make_settings
-from tests.openai_server import OpenAIServer, Reply
 
 INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"
 RRS_SNIPPET = "Rotated Runtime Smooth"
@@ -46,12 +45,6 @@ def no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL", "RAG_LLM__TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def srv() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
 
 
 def llm_settings(base: Settings, srv: OpenAIServer, **llm: Any) -> Settings:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from testkit.streamlit_app import ask_in_page, chromium, open_app
 from tests.helpers import ARTIFACTS, IMG, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
-from tests.streamlit_app import ask_in_page, chromium, open_app
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 `streamlit run ui/app.py` over an index of real ICLR 2025 papers (the ones on attention for long
 sequences, those with math in their abstracts, a sample of the rest), configured for the
-OpenAI-protocol test server (tests/openai_server.py); the tests switch to the offline answerer
+OpenAI-protocol test server (testkit/openai_server.py); the tests switch to the offline answerer
 in the sidebar's model menu, and back. Screenshots land in tests/artifacts/ (ignored by git).
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
+from testkit.openai_server import OpenAIServer
+from testkit.streamlit_app import chromium, streamlit
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
-from tests.openai_server import OpenAIServer
-from tests.streamlit_app import chromium, streamlit
 from ui.feedback import latest_feedback
 
 pytestmark = pytest.mark.slow

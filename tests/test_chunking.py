@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -9,9 +14,9 @@ import pytest
 from rag.corpus.loaders import load_papers
 from rag.index.chunking import chunk_paper, sentences, split_sentences, token_counter
 from rag.models.minilm import LocalEmbeddings, load_tokenizer
-from rag.settings import SEED_FILES, get_settings
+from rag.settings import get_settings
 from rag.types import Chunk, Paper
-from tests.helpers import CORPUS_JSONL
+from tests.helpers import CORPUS_JSONL, ROOT
 
 MAX_TOKENS = get_settings().chunking.max_tokens
 OVERLAP = get_settings().chunking.overlap_sentences
@@ -25,11 +30,6 @@ def tokenizer() -> Any:
 @pytest.fixture(scope="module")
 def count(tokenizer: Any) -> Any:
     return token_counter(tokenizer)
-
-
-@pytest.fixture(scope="module")
-def seed_papers() -> list[Paper]:
-    return load_papers(list(SEED_FILES))
 
 
 @pytest.fixture(scope="module")
@@ -118,10 +118,50 @@ def test_chunks_start_with_the_title_and_hold_exact_slices(
             assert c.text == paper.title + "\n" + paper.abstract[c.start : c.end]
 
 
+# The seeds' chunks (id, start, end, tokens) at 256 tokens, one sentence of overlap: 65 chunks,
+# the first six here and the digest of all of them. A change of the tokenizer, the sentence
+# splitter or the packing moves them, and with them the ids stored in every index.
+SEED_CHUNKS = 65
+FIRST_CHUNKS = [
+    ["000_8151f1bd5b6a28e2-001::0", 0, 1037, 236],
+    ["000_8151f1bd5b6a28e2-001::1", 934, 1624, 179],
+    ["000_8151f1bd5b6a28e2-002::0", 0, 1139, 228],
+    ["000_8151f1bd5b6a28e2-003::0", 0, 1045, 224],
+    ["000_8151f1bd5b6a28e2-003::1", 909, 1896, 240],
+    ["000_8151f1bd5b6a28e2-004::0", 0, 1130, 220],
+]
+SEED_DIGEST = "4cdcd0d2ec295a1c62f15d2e3eb9344f95bd76fb6510ea2236988cc322f59193"
+CHUNK_SEEDS = """
+import json
+from rag.corpus.loaders import load_papers
+from rag.index.chunking import chunk_paper, token_counter
+from rag.models.minilm import load_tokenizer
+from rag.settings import SEED_FILES
+count = token_counter(load_tokenizer())
+chunks = [c for p in load_papers(list(SEED_FILES)) for c in chunk_paper(p, count, 256, 1)]
+print(json.dumps([[c.id, c.start, c.end, c.tokens] for c in chunks]))
+"""
+
+
+def spans(chunks: list[Chunk]) -> list[list[Any]]:
+    return [[c.id, c.start, c.end, c.tokens] for c in chunks]
+
+
 def test_chunking_is_deterministic(seed_papers: list[Paper], count: Any) -> None:
-    first = [chunk_paper(p, count, MAX_TOKENS, OVERLAP) for p in seed_papers]
-    again = [chunk_paper(p, count, MAX_TOKENS, OVERLAP) for p in seed_papers]
-    assert first == again
+    """This process's chunks, a fresh process's (its own tokenizer, another hash seed) and the
+    pinned ones above agree."""
+    assert (MAX_TOKENS, OVERLAP) == (256, 1)
+    here = spans([c for p in seed_papers for c in chunk_paper(p, count, MAX_TOKENS, OVERLAP)])
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "12345"}
+    env = {k: v for k, v in env.items() if not k.startswith("RAG_")}
+    done = subprocess.run(
+        [sys.executable, "-c", CHUNK_SEEDS], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    fresh = json.loads(done.stdout)
+    assert fresh == here
+    assert len(here) == SEED_CHUNKS and here[: len(FIRST_CHUNKS)] == FIRST_CHUNKS
+    assert hashlib.sha256(json.dumps(here).encode()).hexdigest() == SEED_DIGEST
 
 
 @pytest.mark.parametrize("max_tokens", [64, 128, 512])

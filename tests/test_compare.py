@@ -4,7 +4,6 @@ HTTP server speaking the OpenAI protocol) fences the abstracts and drops foreign
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,8 @@ from rag.models.factory import make_chat_model
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, with_overrides
 from rag.types import Paper
+from testkit.openai_server import OpenAIServer
 from tests.helpers import CORPUS_JSONL
-from tests.openai_server import OpenAIServer
 from tests.test_topicmap import read_paper_ids
 
 
@@ -33,12 +32,6 @@ def no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def srv() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
 
 
 def test_offline_cells_are_exact_sentences_of_their_own_abstract(

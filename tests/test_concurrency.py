@@ -22,7 +22,14 @@ from rag.index.papers import PaperIndex
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.retriever import Retriever
 from rag.settings import Settings
-from tests.helpers import ROOT, copy_index, index_snapshot, make_settings, read_jsonl
+from tests.helpers import (
+    EVAL_QUESTIONS,
+    ROOT,
+    copy_index,
+    index_snapshot,
+    make_settings,
+    read_jsonl,
+)
 
 RAG = str(Path(sys.executable).with_name("rag"))
 
@@ -50,6 +57,7 @@ def finish(procs: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
     return results
 
 
+@pytest.mark.slow  # two `rag ingest` processes, each loading the model
 def test_two_ingests_at_once_one_fails_clearly_and_the_index_is_whole(
     tmp_path: Path, seed_settings: Settings
 ) -> None:
@@ -66,6 +74,7 @@ def test_two_ingests_at_once_one_fails_clearly_and_the_index_is_whole(
     assert index_snapshot(make_settings(index_dir)) == index_snapshot(seed_settings)
 
 
+@pytest.mark.slow  # two `rag ingest` processes, each loading the model
 def test_with_a_lock_timeout_the_second_ingest_waits_and_finds_nothing_to_do(
     tmp_path: Path, seed_settings: Settings
 ) -> None:
@@ -84,7 +93,7 @@ def test_threads_sharing_one_retriever_get_the_sequential_results(
 ) -> None:
     """4 sessions x 25 questions at once, starting with no BM25 cache so they race to build it."""
     settings = copy_index(seed_settings, tmp_path / "index")
-    questions = [q["question"] for q in read_jsonl(ROOT / "bench" / "questions.jsonl")]
+    questions = [q["question"] for q in read_jsonl(EVAL_QUESTIONS)]
     questions = [q for q in questions if q.strip()][:100]
     assert len(questions) == 100
 

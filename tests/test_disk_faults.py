@@ -95,6 +95,7 @@ def small_disk(tmp_path: Path, seed_settings: Settings) -> Iterator[Path]:
         umount(disk)
 
 
+@pytest.mark.slow  # 200 papers embedded twice, three `rag` processes
 def test_a_disk_that_fills_up_mid_ingest_leaves_an_index_that_opens(
     small_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

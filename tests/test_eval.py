@@ -203,7 +203,7 @@ def test_rag_eval_runs_with_the_openai_embeddings_preset(
     Its vectors are hashed bags of words, so this checks that requests go out with the
     configured model and that the whole eval runs on them, not the quality of a real model.
     """
-    from tests.openai_server import OpenAIServer
+    from testkit.openai_server import OpenAIServer
 
     questions = write_questions(tmp_path / "q.jsonl", SEED_QUESTIONS[:2])
     with OpenAIServer(required_key="sk-test") as server:

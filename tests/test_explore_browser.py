@@ -15,8 +15,8 @@ import bibtexparser
 import pytest
 from bibtexparser import middlewares
 
+from testkit.streamlit_app import ask_in_page, chromium, open_app
 from tests.helpers import ARTIFACTS, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
-from tests.streamlit_app import ask_in_page, chromium, open_app
 
 pytestmark = pytest.mark.slow
 QUOKKA = QUOKKA_PAPER["id"]

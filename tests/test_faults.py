@@ -6,7 +6,7 @@
 - Index folders that are missing, a file, corrupt, or built with another embedding model or
   chunking; a corrupt BM25 cache is rebuilt without a word.
 - The LLM endpoint refuses, times out, answers 401/429/500, malformed JSON, an empty answer or
-  drops the connection (tests/openai_server.py): `AnswerError` with a message that says what to
+  drops the connection (testkit/openai_server.py): `AnswerError` with a message that says what to
   do, for `answer` and `stream_answer`, and the next question works.
 The Chroma server going down is in tests/test_server_mode.py.
 """
@@ -39,9 +39,9 @@ from rag.index.papers import PaperIndex
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.retriever import Retriever, open_retriever
 from rag.settings import SEED_FILES, Settings
-from tests.chroma_server import free_port
+from testkit.chroma_server import free_port
+from testkit.openai_server import OpenAIServer, Reply
 from tests.helpers import ROOT, copy_index, index_snapshot, make_settings
-from tests.openai_server import OpenAIServer, Reply
 
 REBIND_QUESTION = (
     "What is ReBIND and how does it use the Lennard-Jones potential to predict ground-state "
@@ -115,6 +115,7 @@ class Ingest:
         return dict(json.loads(out))
 
 
+@pytest.mark.slow  # three `rag ingest` processes
 def test_sigkill_at_random_points_then_rerun_gives_the_identical_index(
     tmp_path: Path, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:

@@ -1,6 +1,6 @@
 """`rag fetch openreview`: against a local server answering like OpenReview's API v2.
 
-The fixtures (tests/data/openreview_notes.json) are notes in the API's documented format:
+The fixtures (testkit/data/openreview_notes.json) are notes in the API's documented format:
 nine accepted papers (real bundled ones), two rejected, one withdrawn, one desk-rejected and a
 malformed accepted note. Pages are small so every fetch takes several.
 """
@@ -19,8 +19,8 @@ from rag.cli.main import main
 from rag.corpus.loaders import load_papers
 from rag.corpus.openreview import fetch_venue, paper_from_note, progress_path
 from rag.errors import FetchError
+from testkit.openreview_server import Fault, OpenReviewServer, fixture_notes
 from tests.helpers import make_settings, read_jsonl
-from tests.openreview_server import Fault, OpenReviewServer, fixture_notes
 
 VENUE = "ICLR.cc/2025/Conference"
 NOTES = fixture_notes()

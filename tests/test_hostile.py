@@ -7,7 +7,7 @@
 - Questions: empty, 100 kB, punctuation only, emoji, control characters, other languages and
   scripts: search and the offline answer give a clear answer or a clear `AnswerError`.
 - Prompt injection in an abstract: the prompt the model receives (recorded by
-  tests/openai_server.py) keeps it inside the one <sources> fence, and citations of sources
+  testkit/openai_server.py) keeps it inside the one <sources> fence, and citations of sources
   that were not given are dropped.
 """
 
@@ -33,8 +33,8 @@ from rag.lang.messages import MESSAGES, message
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import SEED_FILES, Settings
 from rag.types import Paper
+from testkit.openai_server import OpenAIServer
 from tests.helpers import copy_index, make_settings
-from tests.openai_server import OpenAIServer
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SUFFIXES = [".jsonl", ".csv", ".txt"]

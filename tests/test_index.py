@@ -433,6 +433,7 @@ def rag_stats(index_dir: Path) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # 400 papers embedded twice, three `rag` processes
 def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embeddings: Any) -> None:
     # Real papers: three whole batches (rag.index.ingest.PAPERS_PER_BATCH) and a partial one.
     batch = PAPERS_PER_BATCH

@@ -1,6 +1,6 @@
 """`llm.timeout` is the total for one answer, against a slow server started by the test.
 
-The server (tests/openai_server.py) drips its reply: one streamed piece, or a few bytes of a
+The server (testkit/openai_server.py) drips its reply: one streamed piece, or a few bytes of a
 plain JSON body, per interval; `endless` never finishes. Before, each read only had to arrive
 within the timeout, so a drip of one word a second took as long as the reply was long, and an
 endless one never ended; a server's Retry-After multiplied the wait.
@@ -20,8 +20,8 @@ from rag.cli.main import main
 from rag.errors import AnswerError
 from rag.models import budget
 from rag.settings import Settings
+from testkit.openai_server import OpenAIServer, Reply
 from tests.helpers import make_settings
-from tests.openai_server import OpenAIServer, Reply
 
 QUESTION = (
     "What is ReBIND and how does it use the Lennard-Jones potential to predict ground-state "

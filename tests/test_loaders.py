@@ -25,11 +25,6 @@ from tests.helpers import CORPUS_JSONL, ROOT, copy_index, index_snapshot, read_j
 
 
 @pytest.fixture(scope="module")
-def seed_papers() -> list[Paper]:
-    return load_papers(list(SEED_FILES))
-
-
-@pytest.fixture(scope="module")
 def corpus_records() -> list[dict[str, Any]]:
     return read_jsonl(CORPUS_JSONL)
 

@@ -21,12 +21,12 @@ from rag.lang.gloss import english_query, gloss, gloss_units, language
 from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, shared_embeddings, verify_weights
 from rag.retrieval.retriever import Retriever, open_retriever, unknown_words
 from rag.settings import SEED_FILES, Settings, with_overrides
-from tests.helpers import DATA, ROOT, copy_index, read_jsonl
+from tests.helpers import DATA, EVAL_QUESTIONS, copy_index, read_jsonl
 
 COOLING = "有没有论文用离线强化学习来降低数据中心制冷系统的能耗？"
 COOLING_GOLD = "energy efficiency optimization of DC cooling systems"
 WEATHER = "Any papers on machine learning for medium-range weather forecasting?"
-# No abstract in the bundle covers it (unans-zh-022 of bench/questions.jsonl, checked there).
+# No abstract in the bundle covers it (unans-zh-022 of data/eval/questions.jsonl, checked there).
 GUITAR = "有哪些模型能从复调音频录音中扒出吉他和弦？"
 
 
@@ -210,7 +210,7 @@ def test_seed_corpus_refuses_chinese_questions_no_seed_abstract_covers(
     refused, the Chinese questions about the seeds answered (bench/calibrate_threshold.py
     --corpus seeds measures the same sets)."""
     retriever = open_retriever(seed_settings)
-    rows = read_jsonl(ROOT / "bench" / "questions.jsonl")
+    rows = read_jsonl(EVAL_QUESTIONS)
     chinese = [r for r in rows if language(r["question"]) == "zh"]
     unanswerable = [r["question"] for r in chinese if not r.get("gold")]
     answerable = [r["question"] for r in chinese if r.get("corpus") == "seeds"]
@@ -226,9 +226,7 @@ def test_seed_corpus_refuses_chinese_questions_no_seed_abstract_covers(
 def test_chinese_questions_on_the_full_corpus(corpus_settings: Settings) -> None:
     """The issue's targets: R@5 >= 0.80 and MRR@10 >= 0.65 on the Chinese questions."""
     retriever: Retriever = open_retriever(corpus_settings)
-    questions = [
-        q for q in load_questions(ROOT / "bench" / "questions.jsonl") if q.kind == "chinese"
-    ]
+    questions = [q for q in load_questions(EVAL_QUESTIONS) if q.kind == "chinese"]
     assert len(questions) >= 40
     hits, reciprocal = 0, 0.0
     for q in questions:

@@ -1,4 +1,4 @@
-"""Tests for the fake OpenAI server in tests/openai_server.py.
+"""Tests for the fake OpenAI server in testkit/openai_server.py.
 
 They drive the server with the real ``openai`` client and LangChain's
 ``ChatOpenAI`` over HTTP, so the rest of the suite can trust it as a stand-in
@@ -14,7 +14,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -23,13 +22,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from pydantic import SecretStr
 
-from tests.openai_server import EMBEDDING_DIM, OpenAIServer, Reply, fake_embedding
-
-
-@pytest.fixture
-def srv() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
+from testkit.openai_server import EMBEDDING_DIM, OpenAIServer, Reply, fake_embedding
 
 
 def make_client(srv: OpenAIServer, **kwargs: Any) -> openai.OpenAI:

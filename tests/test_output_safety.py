@@ -17,11 +17,10 @@ from streamlit.testing.v1 import AppTest
 
 from rag.answer.markers import parse_markers
 from rag.answer.pipeline import answer, open_assistant
-from rag.cli.main import main
 from rag.cli.output import json_line, terminal_text
 from rag.index.ingest import build_index
-from tests.helpers import make_settings, point_app_at
-from tests.openai_server import OpenAIServer
+from testkit.openai_server import OpenAIServer
+from tests.helpers import make_settings, plain, point_app_at, run_cli
 from ui.render import Turn, answer_markdown, chat_markdown, safe_url, source_link
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
@@ -113,12 +112,6 @@ def test_the_card_of_a_spoofed_link_names_the_real_host(app_env: None) -> None:
 # Terminal escapes ------------------------------------------------------------------------------
 
 OBEYED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_rag_search_and_ask_print_no_escape_codes(
@@ -224,10 +217,6 @@ def test_model_text_has_links_headings_and_directives_disabled(
     assert "- a list item with **bold** stays" in shown  # emphasis and lists stay
     assert "[\\[1\\]](#src-0-1 " in shown  # our marker is still a link to the card
     assert "see https://evil.example/paper or www.evil.example" in plain(shown)  # as text
-
-
-def plain(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def test_the_exports_reference_list_cannot_be_forged(hostile_index: Path, embeddings: Any) -> None:

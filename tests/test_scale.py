@@ -7,8 +7,6 @@ example questions. Floors sit a little below what bench/ measures, so noise cann
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from rag.answer.pipeline import Assistant, answer, open_assistant
@@ -16,8 +14,9 @@ from rag.evaluation.metrics import load_questions
 from rag.lang.gloss import language
 from rag.retrieval.retriever import Retriever, open_retriever
 from rag.settings import Settings
+from tests.helpers import EVAL_QUESTIONS
 
-QUESTIONS = load_questions(Path(__file__).resolve().parents[1] / "bench" / "questions.jsonl")
+QUESTIONS = load_questions(EVAL_QUESTIONS)
 ENGLISH = [q for q in QUESTIONS if q.answerable and q.kind != "chinese"]
 UNANSWERABLE = [q for q in QUESTIONS if not q.answerable and language(q.question) == "en"]
 CHINESE = [q for q in QUESTIONS if q.kind == "chinese"]
@@ -69,7 +68,9 @@ def test_relevance_check_answers_covered_questions_and_refuses_the_rest(
 
 
 def test_relevance_check_on_chinese_questions(retriever: Retriever) -> None:
-    """Weaker than in English (README: about half of the uncovered Chinese ones refused)."""
+    """Weaker than in English: measured, 18 of the 24 uncovered Chinese questions refused and
+    4 of the 92 covered ones (bench.calibrate_threshold); the bounds leave room for one more
+    answered and two more refused."""
     refused = [
         q.id for q in CHINESE if not retriever.is_relevant(q.question, retriever.search(q.question))
     ]
@@ -78,9 +79,9 @@ def test_relevance_check_on_chinese_questions(retriever: Retriever) -> None:
         for q in CHINESE_UNANSWERABLE
         if retriever.is_relevant(q.question, retriever.search(q.question))
     ]
-    assert len(CHINESE_UNANSWERABLE) >= 20
-    assert len(refused) / len(CHINESE) <= 0.08, refused
-    assert len(answered) / len(CHINESE_UNANSWERABLE) <= 0.6, answered
+    assert len(CHINESE_UNANSWERABLE) == 24 and len(CHINESE) == 92
+    assert len(refused) <= 6, refused
+    assert len(CHINESE_UNANSWERABLE) - len(answered) >= 17, answered
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,13 @@ from typing import Any
 import pytest
 
 from rag.cli.main import main
-from rag.corpus.loaders import load_papers
 from rag.index.ingest import build_index
 from rag.index.papers import PaperIndex
 from rag.models.minilm import load_tokenizer
 from rag.retrieval.retriever import Retriever
-from rag.settings import SEED_FILES, Settings
+from rag.settings import Settings
 from rag.types import Filters, Paper
-from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl
+from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl, run_cli
 
 QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
 RESULT_KEYS = {"paper_id", "title", "abstract", "url", "decision", "score"}
@@ -33,11 +32,6 @@ RESULT_KEYS = {"paper_id", "title", "abstract", "url", "decision", "score"}
 HYBRID_TOP1 = 0.9
 SINGLE_MODE_TOP1 = 0.8
 TOP3 = {"hybrid": 1.0, "dense": 0.96, "keyword": 0.96}
-
-
-@pytest.fixture(scope="module")
-def seed_papers() -> list[Paper]:
-    return load_papers(list(SEED_FILES))
 
 
 @pytest.fixture(scope="module")
@@ -157,12 +151,6 @@ def test_odd_questions_do_not_break_search(retriever: Retriever, query: str) -> 
 
 
 # The CLI -------------------------------------------------------------------------------------
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_search_json_schema(

@@ -15,20 +15,20 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.cli.main import main
 from rag.common.redact import display_url, redact
 from rag.settings import Settings, get_settings
-from tests.chroma_server import free_port
-from tests.openai_server import OpenAIServer, Reply
+from testkit.chroma_server import free_port
+from testkit.openai_server import OpenAIServer, Reply
+from tests.helpers import run_cli
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 TOKEN = "tok-SECRET-4821"
 QUESTION = "How does ReBIND predict molecular conformations?"
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
+def cli_printed(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """`rag ARGV...`'s exit code and all it printed, stdout and stderr together."""
+    code, out, err = run_cli(list(argv), capsys)
     return code, out + err
 
 
@@ -64,7 +64,7 @@ def test_a_header_no_client_can_send_is_refused_naming_the_variable(
 ) -> None:
     monkeypatch.setenv(variable, value)
     url = f"http://127.0.0.1:{free_port()}"
-    code, printed = run_cli(capsys, "stats", "--chroma-url", url)
+    code, printed = cli_printed(capsys, "stats", "--chroma-url", url)
     assert code == 2
     assert printed.startswith(f"error: {said}") and printed.count("\n") == 1, printed
     assert TOKEN not in printed and "server" not in printed
@@ -76,7 +76,7 @@ def test_an_api_key_with_a_newline_is_refused_naming_the_variable(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + TOKEN + "\n")
     monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-4o-mini")
     index = str(seed_settings.store.index_dir)
-    code, printed = run_cli(capsys, "ask", QUESTION, "--index", index)
+    code, printed = cli_printed(capsys, "ask", QUESTION, "--index", index)
     assert code == 2
     assert "OPENAI_API_KEY holds a line break" in printed and TOKEN not in printed
 
@@ -91,7 +91,7 @@ def test_a_server_that_echoes_the_key_has_it_redacted(
         monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
         monkeypatch.setenv("RAG_LLM__BASE_URL", server.base_url)
         index = str(seed_settings.store.index_dir)
-        code, printed = run_cli(capsys, "ask", QUESTION, "--index", index)
+        code, printed = cli_printed(capsys, "ask", QUESTION, "--index", index)
     assert code == 2 and "answered 400" in printed
     assert TOKEN not in printed and "invalid key [redacted]" in printed
 
@@ -126,7 +126,7 @@ def test_credentials_in_the_llm_base_url_appear_nowhere(
     monkeypatch.setenv("RAG_LLM__BASE_URL", base_url)
     monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
     index = str(seed_settings.store.index_dir)
-    code, printed = run_cli(capsys, "ask", QUESTION, "--index", index)
+    code, printed = cli_printed(capsys, "ask", QUESTION, "--index", index)
     assert code == 2 and "s3cr3t" not in printed and "admin" not in printed
     assert f"cannot connect to the server at http://127.0.0.1:{port}/v1" in printed
 

@@ -30,8 +30,11 @@ from rag.index.store import make_client
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.retriever import open_retriever
 from rag.settings import SEED_FILES, Settings
-from tests.chroma_server import ChromaServer, free_port
+from testkit.chroma_server import ChromaServer, free_port
 from tests.helpers import ROOT, index_snapshot, make_settings, read_jsonl
+
+# A real `chroma run` for the module, and `rag` processes against it: left out of make test-fast.
+pytestmark = pytest.mark.slow
 
 RAG = str(Path(sys.executable).with_name("rag"))
 SEED_QUESTIONS = [

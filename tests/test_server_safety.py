@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from rag.settings import Settings
-from tests.streamlit_app import APP, chromium, streamlit
+from testkit.streamlit_app import APP, chromium, streamlit
 
 pytestmark = pytest.mark.slow
 

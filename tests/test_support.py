@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ from rag.index.chunking import sentences
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, with_overrides
-from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
-from tests.openai_server import OpenAIServer
+from testkit.openai_server import OpenAIServer
+from tests.helpers import CORPUS_JSONL, make_settings, plain, point_app_at, read_jsonl
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 TOPOLM = "aWXnKanInf"
@@ -57,18 +56,18 @@ def index_settings(
 
 
 @pytest.fixture
-def srv(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
+def srv_alone(srv: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> OpenAIServer:
+    """`srv`, with the caller's key, config, corpus and base URL unset."""
     for name in ("OPENAI_API_KEY", "RAG_CONFIG", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    with OpenAIServer() as server:
-        yield server
+    return srv
 
 
 @pytest.fixture
 def assistant(
-    index_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings
+    index_settings: Settings, srv_alone: OpenAIServer, embeddings: LocalEmbeddings
 ) -> Assistant:
-    llm = {"model": "openai:gpt-test", "base_url": srv.base_url, "max_retries": 0}
+    llm = {"model": "openai:gpt-test", "base_url": srv_alone.base_url, "max_retries": 0}
     return open_assistant(with_overrides(index_settings, {"llm": llm}), embeddings=embeddings)
 
 
@@ -77,18 +76,21 @@ def topolm_abstract() -> str:
 
 
 def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
-    index_settings: Settings, srv: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    index_settings: Settings,
+    srv_alone: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     config = tmp_path / "llm.toml"
     config.write_text(
-        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\nmax_retries = 0\n'
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv_alone.base_url}"\nmax_retries = 0\n'
     )
     index = str(index_settings.store.index_dir)
     args = ["ask", QUESTION, "--index", index, "--config", str(config)]
-    srv.script(HOSTILE)
+    srv_alone.script(HOSTILE)
     assert main([*args, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert "TopoLM" in srv.requests[0].prompt_text  # the model was asked, with the paper
+    assert "TopoLM" in srv_alone.requests[0].prompt_text  # the model was asked, with the paper
     [citation] = printed["citations"]
     assert citation["paper_id"] == TOPOLM and citation["n"] == 1
     assert citation["supported"] is False and citation["support"] < verify.SUPPORT_FLOOR
@@ -96,7 +98,7 @@ def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
     assert printed["unsupported"] == 1
     assert "first AGI" in printed["answer"]  # the answer is shown as written, not rewritten
 
-    srv.script(HOSTILE)
+    srv_alone.script(HOSTILE)
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "(claim not found in this abstract)" in out
@@ -104,9 +106,9 @@ def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
 
 
 def test_a_faithful_paraphrase_stays_supported_with_its_quote(
-    srv: OpenAIServer, assistant: Assistant
+    srv_alone: OpenAIServer, assistant: Assistant
 ) -> None:
-    srv.script(FAITHFUL)
+    srv_alone.script(FAITHFUL)
     result = answer(QUESTION, assistant=assistant)
     assert result.sources[0].paper.id == TOPOLM
     [citation] = result.citations
@@ -116,32 +118,31 @@ def test_a_faithful_paraphrase_stays_supported_with_its_quote(
 
 
 def test_one_invented_claim_beside_a_true_one_unsupports_the_citation(
-    srv: OpenAIServer, assistant: Assistant
+    srv_alone: OpenAIServer, assistant: Assistant
 ) -> None:
-    srv.script(PADDED)
+    srv_alone.script(PADDED)
     [citation] = answer(QUESTION, assistant=assistant).citations
     assert not citation.supported and citation.quote == ""
 
 
-def plain(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
-
-
 def test_the_card_says_not_found_and_quotes_nothing(
-    index_settings: Settings, srv: OpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    index_settings: Settings,
+    srv_alone: OpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     index, feedback = index_settings.store.index_dir, tmp_path / "feedback.jsonl"
     point_app_at(monkeypatch, index, feedback, model="openai:gpt-test")
-    monkeypatch.setenv("RAG_LLM__BASE_URL", srv.base_url)
+    monkeypatch.setenv("RAG_LLM__BASE_URL", srv_alone.base_url)
     monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
     # The second question is rewritten with the chat as context first: the rewrite is the same.
-    srv.script(HOSTILE, QUESTION, FAITHFUL)
+    srv_alone.script(HOSTILE, QUESTION, FAITHFUL)
     at = AppTest.from_file(APP, default_timeout=120).run()
     for _ in range(2):
         at.chat_input[0].set_value(QUESTION).run()
         assert not at.exception, at.exception
 
-    assert len(srv.requests) == 3
+    assert len(srv_alone.requests) == 3
     hostile, faithful = at.chat_message[1], at.chat_message[3]
     abstract = topolm_abstract()
 

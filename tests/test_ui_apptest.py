@@ -18,8 +18,8 @@ from rag.answer.pipeline import Citation, CitedAnswer
 from rag.index.ingest import build_index
 from rag.lang.messages import MESSAGES
 from rag.types import Paper, RetrievedPaper
-from tests.helpers import CORPUS_JSONL, make_settings, point_app_at, read_jsonl
-from tests.openai_server import OpenAIServer, Reply
+from testkit.openai_server import OpenAIServer, Reply
+from tests.helpers import CORPUS_JSONL, make_settings, plain, point_app_at, read_jsonl
 from ui.feedback import RateLimit, latest_feedback
 from ui.render import (
     Turn,
@@ -37,11 +37,6 @@ APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 DARKBENCH = "odjMSBSWRt"
 DARK_QUESTION = "Which benchmark detects dark patterns in large language models?"
 EVAL_QUESTION = "How are large language models evaluated with benchmarks?"
-
-
-def plain(markdown: str) -> str:
-    """What a reader sees of escaped Markdown text: the backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def tiered_papers(per_tier: int = 8) -> list[dict[str, Any]]:

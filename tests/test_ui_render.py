@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,11 @@ from markdown_it import MarkdownIt
 
 from rag.settings import get_settings, with_overrides
 from rag.types import Paper
+from tests.helpers import plain
 from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
 from ui.latex import display_form, plain_latex, plain_text
 from ui.model_menu import CONFIGURED, model_choices
 from ui.render import Turn, card_details, display_answer, display_text, link_title
-
-
-def plain(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
-
 
 # LaTeX ---------------------------------------------------------------------------------------
 

@@ -33,13 +33,13 @@ from rag.cli.output import (
     terminal_text,
 )
 from rag.errors import RagError, UsageError
-from rag.settings import BUNDLED_CORPUS, PROJECT_ROOT, Settings, get_settings, with_overrides
+from rag.settings import BUNDLED_CORPUS, EVAL_DATA, Settings, get_settings, with_overrides
 from rag.types import TIERS
 
 EXIT_ERROR = 2
-# `rag eval`'s defaults, for a checkout: the labelled questions, and what to index when the
-# eval index is empty (the bundled corpus in data/iclr2025).
-EVAL_QUESTIONS = PROJECT_ROOT / "bench" / "questions.jsonl"
+# `rag eval`'s defaults (package data of the wheel, data/ in a checkout): the labelled
+# questions, and what to index when the eval index is empty (the bundled corpus).
+EVAL_QUESTIONS = EVAL_DATA / "questions.jsonl"
 # The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus/seeds.py).
 EVAL_CORPUS = (BUNDLED_CORPUS,)
 
@@ -120,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = sub.add_parser(
         "eval", parents=[common], help="score retrieval on labelled questions, with baselines"
     )
-    evaluate.add_argument("--questions", type=Path, help="JSONL (default: bench/questions.jsonl)")
+    evaluate.add_argument(
+        "--questions", type=Path, help="JSONL (default: data/eval/questions.jsonl)"
+    )
     evaluate.add_argument(
         "--corpus", type=Path, action="append", help="what to index if --index is empty"
     )

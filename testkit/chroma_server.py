@@ -16,7 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.local_server import LocalServer
+from testkit.local_server import LocalServer
 
 HOST = "127.0.0.1"
 

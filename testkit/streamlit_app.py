@@ -1,6 +1,6 @@
 """The chat app served by a real `streamlit run` on loopback, and Debian's Chromium to drive it.
 
-Shared by the browser test and bench/ui_startup.py.
+Shared by the browser tests and bench (bench.ui_startup, bench.first_run).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tests.chroma_server import free_port
+from testkit.chroma_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "ui" / "app.py"
@@ -119,7 +119,12 @@ def open_app(browser: Any, url: str, ready: str, height: int = 1600) -> tuple[An
 
     page = browser.new_page(viewport={"width": 1280, "height": height}, accept_downloads=True)
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def dismiss(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     page.goto(url)
     expect(page.get_by_test_id("stSidebar")).to_contain_text(ready, timeout=120_000)
     return page, dialogs

@@ -11,7 +11,7 @@ LangChain's ``ChatOpenAI`` / ``OpenAIEmbeddings`` to talk to it over real HTTP:
 
 Chat replies are scripted and every request is recorded::
 
-    from tests.openai_server import OpenAIServer, Reply
+    from testkit.openai_server import OpenAIServer, Reply
 
     with OpenAIServer() as srv:
         srv.script("first answer", Reply(status=429), lambda req: "echo")
@@ -43,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.local_server import LocalServer
+from testkit.local_server import LocalServer
 
 __all__ = [
     "EMBEDDING_DIM",

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.local_server import LocalServer
+from testkit.local_server import LocalServer
 
 NOTES_FILE = Path(__file__).resolve().parent / "data" / "openreview_notes.json"
 
