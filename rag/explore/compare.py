@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag.answer.fence import defuse
 from rag.answer.markers import check_citations
 from rag.errors import CompareError
 from rag.index.chunking import split_sentences
@@ -253,8 +254,6 @@ what abstract N says, ending with its marker [N]. Write "" when the abstract say
 about that aspect (limitations: only those the abstract itself states). Do not add facts \
 from memory and cite no number but the source's own."""
 
-_FENCE = re.compile(r"<(\s*/?\s*)(sources?)", re.IGNORECASE)
-
 
 def compare_messages(papers: Sequence[Paper]) -> list[Any]:
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -262,18 +261,14 @@ def compare_messages(papers: Sequence[Paper]) -> list[Any]:
     blocks = []
     for n, paper in enumerate(papers, start=1):
         blocks.append(
-            f'<source n="{n}">\nTitle: {_defuse(paper.title)}\n'
-            f"Abstract: {_defuse(paper.abstract)}\n</source>"
+            f'<source n="{n}">\nTitle: {defuse(paper.title)}\n'
+            f"Abstract: {defuse(paper.abstract)}\n</source>"
         )
     body = (
         "<sources>\n" + "\n".join(blocks) + "\n</sources>\n\n"
         f"Compare these {len(papers)} papers as the JSON object described."
     )
     return [SystemMessage(SYSTEM_PROMPT), HumanMessage(body)]
-
-
-def _defuse(text: str) -> str:
-    return _FENCE.sub(r"&lt;\1\2", text)
 
 
 def compare_with_model(
