@@ -4,8 +4,10 @@ HTTP server speaking the OpenAI protocol) fences the abstracts and drops foreign
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,10 +19,10 @@ from rag.explore.compare import ASPECTS, compare_offline, compare_papers
 from rag.index.chunking import sentences
 from rag.models.factory import make_chat_model
 from rag.models.minilm import LocalEmbeddings
-from rag.settings import Settings, with_overrides
+from rag.settings import LLMSettings, Settings, with_overrides
 from rag.types import Paper
 from tests.helpers import CORPUS_JSONL
-from tests.openai_server import OpenAIServer
+from tests.openai_server import OpenAIServer, Reply
 from tests.test_topicmap import read_paper_ids
 
 
@@ -169,6 +171,46 @@ def test_a_reply_that_is_not_a_table_is_a_clear_error(
     srv.script("Sorry, I cannot do that.")
     with pytest.raises(CompareError, match="JSON table"):
         compare_papers(real_papers[:2], chat_model=make_chat_model(settings.llm))
+
+
+def test_the_model_call_is_retried_within_llm_timeout(
+    srv: OpenAIServer, seed_settings: Settings, real_papers: list[Paper]
+) -> None:
+    """The compare call shares the answer's budget: 429 and 5xx are retried (llm.max_retries)
+    while time is left, and the whole call ends at llm.timeout."""
+    table_reply = json.dumps({"problem": ["A [1]", "B [2]"]})
+
+    def llm(**values: Any) -> LLMSettings:
+        return with_overrides(
+            seed_settings,
+            {"llm": {"model": "openai:gpt-test", "base_url": srv.base_url, **values}},
+        ).llm
+
+    retrying = llm(max_retries=2, timeout=10)
+    fast = {"retry-after-ms": "10"}
+    srv.script(
+        Reply("overloaded", status=500, headers=fast),
+        Reply("slow down", status=429, headers=fast),
+        table_reply,
+    )
+    table = compare_papers(real_papers[:2], chat_model=make_chat_model(retrying), llm=retrying)
+    assert [c.text for c in table.rows[0].cells] == ["A [1]", "B [2]"]
+    assert len(srv.requests) == 3
+
+    srv.reset()
+    srv.script(Reply("overloaded", status=500), table_reply)
+    once = llm(max_retries=0, timeout=10)
+    with pytest.raises(CompareError, match="answered 500"):
+        compare_papers(real_papers[:2], chat_model=make_chat_model(once), llm=once)
+    assert len(srv.requests) == 1
+
+    srv.reset()
+    srv.script(Reply(table_reply, drip=0.5))  # a body that takes far longer than the budget
+    short = llm(max_retries=0, timeout=1.5)
+    started = time.monotonic()
+    with pytest.raises(CompareError, match="did not answer within llm.timeout = 1.5 s"):
+        compare_papers(real_papers[:2], chat_model=make_chat_model(short), llm=short)
+    assert time.monotonic() - started < 3.0
 
 
 def test_rag_compare_json_offline_and_with_the_model(

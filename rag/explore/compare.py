@@ -23,6 +23,7 @@ from rag.answer.fence import defuse
 from rag.answer.markers import check_citations
 from rag.errors import CompareError
 from rag.index.chunking import split_sentences
+from rag.settings import LLMSettings
 from rag.types import Paper
 
 if TYPE_CHECKING:
@@ -175,12 +176,17 @@ def compare_papers(
     chat_model: BaseChatModel | None = None,
     embeddings: Embeddings | None = None,
     model_name: str = "",
+    llm: LLMSettings | None = None,
 ) -> Comparison:
-    """The comparison table: quoted offline, or written by `chat_model` and checked."""
+    """The comparison table: quoted offline, or written by `chat_model` and checked.
+
+    `llm` (the settings the model was made from) gives the time budget, `llm.timeout` for
+    the whole call with its `llm.max_retries` retries, as for an answer.
+    """
     chosen = check_papers(papers)
     if chat_model is None:
         return compare_offline(chosen)
-    return compare_with_model(chosen, chat_model, embeddings, model_name)
+    return compare_with_model(chosen, chat_model, embeddings, model_name, llm)
 
 
 # Offline ------------------------------------------------------------------------------------
@@ -276,13 +282,21 @@ def compare_with_model(
     chat_model: BaseChatModel,
     embeddings: Embeddings | None = None,
     model_name: str = "",
+    llm: LLMSettings | None = None,
 ) -> Comparison:
+    from rag.models import budget
+    from rag.models.factory import model_error_message
+
+    llm = llm or LLMSettings()
+    name = model_name or str(getattr(chat_model, "model_name", "") or type(chat_model).__name__)
     try:
-        reply = chat_model.invoke(compare_messages(papers))
+        reply = budget.invoke(
+            chat_model, compare_messages(papers), budget.Budget(llm.timeout, llm.max_retries)
+        )
     except Exception as e:
         raise CompareError(
-            f"the language model failed ({type(e).__name__}: {_short(str(e))}); "
-            "try again, or compare offline with --config offline"
+            f"the language model failed: {model_error_message(e, llm, name)} "
+            "Try again, or compare offline with --config offline."
         ) from None
     content = reply.content if isinstance(reply.content, str) else str(reply.content)
     table = parse_reply(content, len(papers))
@@ -298,7 +312,6 @@ def compare_with_model(
             quote = _quote(text, checked.cited, by_n, embeddings) if text else ""
             cells.append(Cell(n, text, quote))
         rows.append(Row(aspect, label, tuple(cells)))
-    name = model_name or str(getattr(chat_model, "model_name", "") or type(chat_model).__name__)
     return Comparison(list(papers), rows, model=name, dropped_citations=dropped)
 
 
@@ -334,8 +347,3 @@ def _quote(
     n = cited[0]
     quotes = best_quotes(text, {n: papers[n]}, embeddings, fallback_claim=text)
     return quotes[n].quote if n in quotes else ""
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
