@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from rag.common import retry
+from rag.common.atomic import atomic_write
 from rag.errors import FetchError
 
 DEFAULT_API_URL = "https://api2.openreview.net"
@@ -185,9 +186,7 @@ def _resume_state(
 
 
 def _write_json(path: Path, value: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(value))
 
 
 class _Retryable(Exception):
