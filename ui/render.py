@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 from rag.answer.markers import parse_markers
 from rag.common.redact import redact
 from rag.explore.bibtex import authors_in_order
-from rag.types import TIERS, Paper
+from rag.types import NEAREST_SHOWN, TIERS, Paper
 from ui.latex import display_form, plain_text
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ TIER_COLOURS = dict(zip(TIERS, ("red", "orange", "blue"), strict=True))
 # Terminal and bidi controls, which a hover title has no use for.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 TITLE_CHARS = 300  # a hover title longer than this is cut
-NEAREST_SHOWN = 3  # a refusal shows this many closest papers
 
 
 def escape_text(text: str) -> str:

@@ -28,13 +28,13 @@ import httpx
 from rag.common import retry
 from rag.common.atomic import atomic_write
 from rag.errors import FetchError
+from rag.types import TIERS
 
 DEFAULT_API_URL = "https://api2.openreview.net"
 SITE = "https://openreview.net"
 PAGE_SIZE = 1000  # the API's maximum
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
-TIERS = ("Oral", "Spotlight", "Poster")
 _VENUE_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)+$")
 
 

@@ -24,7 +24,7 @@ from rag.answer.markers import check_citations
 from rag.errors import CompareError
 from rag.index.chunking import split_sentences
 from rag.settings import LLMSettings
-from rag.types import Paper
+from rag.types import OFFLINE_MODEL, Paper
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -38,7 +38,6 @@ ASPECTS: tuple[tuple[str, str], ...] = (
     ("results", "Results"),
     ("limitations", "Limitations"),
 )
-OFFLINE_MODEL = "offline:extractive"
 
 _CUES: dict[str, re.Pattern[str]] = {
     "approach": re.compile(
