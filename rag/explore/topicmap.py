@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from rag.common.atomic import atomic_write
+from rag.common.similarity import unit_rows
 from rag.explore.labels import distinct_labels, topic_terms
-from rag.index.vectors import PaperVectors, read_paper_vectors, unit_rows
+from rag.index.vectors import PaperVectors, read_paper_vectors
 
 if TYPE_CHECKING:
     from rag.index.papers import PaperIndex
