@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TIERS = ("Oral", "Spotlight", "Poster")
+OFFLINE_MODEL = "offline:extractive"  # the model name of answers and tables built without an LLM
+NEAREST_SHOWN = 3  # a refusal names (and the page shows) this many closest, low-match papers
 
 
 # Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).

@@ -173,6 +173,22 @@ def test_a_title_names_a_seed_only_when_certain(tmp_path: Path) -> None:
         assert merge_seeds(papers, titles).papers == papers, titles
 
 
+def test_title_words_agree_with_the_abstract_by_stem_not_by_prefix(tmp_path: Path) -> None:
+    """The subtitle is compared with the abstract word by stem (rag.common.lexical.stem): a
+    shared 5-letter prefix ("transfer", "transformers"; "generalization", "generators") is not
+    agreement, while inflections ("Forecasting", "forecasts") are."""
+    seeds = tmp_path / "s.txt"
+    seeds.write_text(
+        "header\n\nWe propose BarNet, which transfers generators between forecasts of traffic.\n"
+    )
+    papers = load_papers([seeds])
+    assert papers[0].title == "BarNet"
+    prefixes = row("b1", "BarNet: Transformers for Generalization in Traffic")
+    assert merge_seeds(papers, [prefixes]).papers == papers  # 1 of 3 words agrees
+    inflected = row("b2", "BarNet: Transferring Generator Forecasting")
+    assert merge_seeds(papers, [inflected]).papers[0].id == "b2"
+
+
 def test_a_folder_skips_its_title_list_which_is_not_papers() -> None:
     folder = {p.source for p in load_papers([BUNDLED_CORPUS])}
     assert folder == {"iclr2025.jsonl", *(f.name for f in SEED_FILES)}

@@ -4,6 +4,7 @@ a real index of 24 real papers (offline answerer). The browser test is test_expl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -26,7 +27,7 @@ from tests.test_ui_apptest import (  # noqa: F401 (fixtures)
     start,
     turns,
 )
-from ui.explore import make_explorer
+from ui.explore import Explorer, make_explorer
 from ui.map_view import map_figure
 
 
@@ -189,3 +190,35 @@ def test_hover_text_and_labels_are_escaped() -> None:
     fig = map_figure(found, cited={"x1": 1})
     notes = [a["text"] for a in fig["layout"]["annotations"]]
     assert "&lt;b&gt;bold&lt;/b&gt; label" in notes and "<b>[1]</b>" in notes
+
+
+def test_the_figure_cache_follows_the_index_generation_not_the_object_id() -> None:
+    """A re-ingest makes a new explorer; CPython often gives it the freed one's id(). The base
+    trace is cached per generation, so the new map always shows its own papers."""
+
+    def explorer_of(ids: list[str], generation: str) -> Any:
+        papers = [Paper(id=pid, title=f"Paper {pid}", abstract="An abstract.") for pid in ids]
+        xy = np.arange(2 * len(ids), dtype=np.float32).reshape(-1, 2)
+        topic_map = TopicMap(ids, xy, np.zeros(len(ids), int), [Topic(0, "one", len(ids))])
+        topic_map.generation = generation
+        corpus = PaperVectors(papers, np.eye(len(ids), dtype=np.float32), generation)
+        return make_explorer(topic_map, corpus)
+
+    def shown(fig: dict[str, Any]) -> list[str]:
+        return list(fig["data"][0]["customdata"])
+
+    first = explorer_of(["a1", "a2", "a3"], "generation-1")
+    before = map_figure(first)
+    assert shown(before) == ["a1", "a2", "a3"]
+    again = explorer_of(["a1", "a2", "a3"], "generation-1")  # same index: the cached trace
+    assert map_figure(again)["data"][0]["customdata"] is before["data"][0]["customdata"]
+    # The re-ingested index's explorer, allocated right after the old one is freed: CPython
+    # hands it the freed id (an id-keyed cache served the old trace here).
+    fresh = explorer_of(["b1", "b2", "b3", "b4"], "generation-2")
+    parts = [getattr(fresh, f.name) for f in dataclasses.fields(fresh)]
+    freed = id(first)
+    del first
+    after = Explorer(*parts)
+    assert shown(map_figure(after)) == ["b1", "b2", "b3", "b4"], f"id reused: {id(after) == freed}"
+    unstored = explorer_of(["c1", "c2"], "")  # never stored: no generation, never cached
+    assert shown(map_figure(unstored)) == ["c1", "c2"]

@@ -83,7 +83,7 @@ def map_figure(
     topic_map = found.topic_map
     cited = cited or {}
     retrieved = set(retrieved)
-    base, show, indices = _base_trace(found, tuple(sorted(tiers)))
+    base, show, _, topic_notes = _base_trace(found, tuple(sorted(tiers)))
     highlighting = bool(cited or retrieved)
     data: list[dict[str, Any]] = [
         base | {"marker": base["marker"] | {"opacity": 0.25 if highlighting else 0.75}}
@@ -119,7 +119,7 @@ def map_figure(
                 "showlegend": True,
             }
         )
-    annotations = list(_bases[(id(found), tuple(sorted(tiers)))][3])
+    annotations = list(topic_notes)
     for rank, (pid, n) in enumerate(sorted(cited.items(), key=lambda item: item[1])):
         i = topic_map.position(pid)
         if i is not None and show[i]:
@@ -140,15 +140,23 @@ def map_figure(
     return {"data": data, "layout": layout}
 
 
-_bases: dict[tuple[int, tuple[str, ...]], Any] = {}
+# (map generation, paper-vector generation, tiers) -> (trace, shown, indices, annotations).
+# Keyed by the index generation, never by id(): CPython gives a new explorer the id of a freed
+# one, so after a re-ingest an id key could serve the old map's points.
+_bases: dict[tuple[str, str, tuple[str, ...]], Any] = {}
 
 
 def _base_trace(
     found: Explorer, tiers: tuple[str, ...]
-) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """Every paper of these tiers as one WebGL trace, built once per map and filter."""
-    key = (id(found), tiers)
-    if key not in _bases:
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """Every paper of these tiers as one WebGL trace, with which points it shows and the topic
+    labels; built once per index generation and filter (a map without a generation, never
+    stored, each time)."""
+    generation = found.topic_map.generation
+    key = (generation, found.corpus.generation, tiers)
+    cached: tuple[dict[str, Any], np.ndarray, np.ndarray, list[dict[str, Any]]] | None
+    cached = _bases.get(key) if generation else None
+    if cached is None:
         topic_map = found.topic_map
         show = np.isin(found.tiers, list(tiers)) if tiers else np.ones(len(topic_map), bool)
         indices = np.flatnonzero(show)
@@ -177,11 +185,12 @@ def _base_trace(
             "name": "papers",
             "showlegend": False,
         }
-        if len(_bases) > 16:
-            _bases.clear()
-        _bases[key] = (trace, show, indices, _topic_annotations(found, indices))
-    trace, show, indices, _ = _bases[key]
-    return trace, show, indices
+        cached = (trace, show, indices, _topic_annotations(found, indices))
+        if generation:
+            if len(_bases) > 16:
+                _bases.clear()
+            _bases[key] = cached
+    return cached
 
 
 def _topic_annotations(found: Explorer, indices: np.ndarray) -> list[dict[str, Any]]:

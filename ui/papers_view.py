@@ -142,6 +142,7 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
                 chat_model=assistant.chat_model,
                 embeddings=assistant.sentence_embeddings,
                 model_name=assistant.model,
+                llm=assistant.settings.llm,
             )
     except CompareError as e:
         st.error(escape_text(str(e)))

@@ -27,6 +27,7 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.markers import inert_markers
 from rag.answer.support import LEXICAL_WEIGHT, Quote, spell_out
 from rag.common.lexical import lexical_scores
+from rag.common.similarity import mmr, unit_rows
 from rag.index.chunking import sentences
 from rag.lang.messages import MESSAGES
 from rag.types import RetrievedPaper
@@ -344,23 +345,15 @@ def _select(
     best = float(relevance.max())
     leads = [i for i, (s, _) in enumerate(candidates) if s.n == lead]
     first = max(leads, key=lambda i: relevance[i]) if leads else int(relevance.argmax())
-    chosen = [first]
-    per_paper = {candidates[first][0].n: 1}
-    while len(chosen) < options.max_sentences:
-        redundancy = (matrix @ matrix[chosen].T).max(axis=1)
-        value = options.mmr_lambda * relevance - (1 - options.mmr_lambda) * redundancy
-        for i, (sentence, _) in enumerate(candidates):
-            if (
-                i in chosen
-                or per_paper.get(sentence.n, 0) >= options.per_paper
-                or sentence.similarity < best - options.margin
-            ):
-                value[i] = -np.inf
-        pick = int(value.argmax())
-        if not np.isfinite(value[pick]):
-            break
-        chosen.append(pick)
-        per_paper[candidates[pick][0].n] = per_paper.get(candidates[pick][0].n, 0) + 1
+    papers = np.array([s.n for s, _ in candidates])
+    too_weak = relevance < best - options.margin
+
+    def excluded(chosen: list[int]) -> np.ndarray:
+        """Sentences of papers that have their share, and those far below the best."""
+        numbers, counts = np.unique(papers[chosen], return_counts=True)
+        return np.isin(papers, numbers[counts >= options.per_paper]) | too_weak
+
+    chosen = mmr(matrix, relevance, options.max_sentences, options.mmr_lambda, first, excluded)
     return [candidates[i][0] for i in chosen]
 
 
@@ -441,6 +434,4 @@ def _render(
 
 
 def _normalise(vectors: Sequence[Sequence[float]]) -> np.ndarray:
-    matrix = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+    return unit_rows(np.asarray(vectors, dtype=np.float32))

@@ -41,7 +41,7 @@ from rag.models.budget import Budget
 from rag.models.factory import make_chat_model, model_error_message
 from rag.retrieval.retriever import open_retriever
 from rag.settings import Settings
-from rag.types import Filters, Paper, RetrievedPaper
+from rag.types import NEAREST_SHOWN, Filters, Paper, RetrievedPaper
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -71,7 +71,6 @@ ENGLISH_ONLY = (
 )
 MAX_QUESTION_CHARS = 4000
 MAX_HISTORY_MESSAGES = 8
-NEAREST_SHOWN = 3  # a refusal names this many "closest, low match" papers
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:and|but|also|so|then|what about|how about)\b|"

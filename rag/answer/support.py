@@ -27,6 +27,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.lexical import lexical_scores
+from rag.common.similarity import unit_rows
 from rag.index.chunking import split_sentences
 from rag.lang.gloss import is_english
 from rag.types import Paper
@@ -255,6 +256,4 @@ class CachedEmbeddings(Embeddings):
 
 
 def _embed(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
-    matrix = np.asarray(embeddings.embed_documents(list(texts)), dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+    return unit_rows(np.asarray(embeddings.embed_documents(list(texts)), dtype=np.float32))

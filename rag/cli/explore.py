@@ -136,6 +136,7 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
             chat_model=chat_model,
             embeddings=index.embeddings,
             model_name=chat_model_name(settings.llm),
+            llm=settings.llm,
         )
     except CompareError as e:
         raise UsageError(str(e)) from None

@@ -1,1 +1,2 @@
-"""Helpers every stage may use: redaction of secrets, word-level text analysis."""
+"""Helpers every stage may use: redaction of secrets, word-level text analysis, retrying,
+atomic writes."""

@@ -14,7 +14,6 @@ the end (no progress to record or resume from) and retries neither 429 nor Retry
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import re
@@ -26,14 +25,16 @@ from typing import Any
 
 import httpx
 
+from rag.common import retry
+from rag.common.atomic import atomic_write
 from rag.errors import FetchError
+from rag.types import TIERS
 
 DEFAULT_API_URL = "https://api2.openreview.net"
 SITE = "https://openreview.net"
 PAGE_SIZE = 1000  # the API's maximum
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
-TIERS = ("Oral", "Spotlight", "Poster")
 _VENUE_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)+$")
 
 
@@ -185,9 +186,15 @@ def _resume_state(
 
 
 def _write_json(path: Path, value: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(value))
+
+
+class _Retryable(Exception):
+    """A failed try worth repeating; `problem` says what went wrong."""
+
+    def __init__(self, problem: str, response: httpx.Response | None = None) -> None:
+        super().__init__(problem)
+        self.problem, self.response = problem, response
 
 
 def _get_notes(
@@ -200,45 +207,42 @@ def _get_notes(
 ) -> dict[str, Any]:
     """One page; 429, 5xx and dropped connections are retried with backoff (Retry-After wins)."""
     where = f"{client.base_url}/notes (offset {params['offset']})"
-    for attempt in range(retries + 1):
+
+    def get() -> dict[str, Any]:
         report.requests += 1
-        wait = min(backoff * 2**attempt, max_wait)
         try:
             response = client.get("/notes", params=params)
         except httpx.TransportError as e:
-            problem = f"connection failed ({type(e).__name__})"
-        else:
-            if response.status_code == 200:
-                try:
-                    page = response.json()
-                except ValueError:
-                    page = None
-                if isinstance(page, dict) and isinstance(page.get("notes"), list):
-                    return page
-                problem = "the reply is not {'notes': [...]}"
-            elif response.status_code == 429 or response.status_code >= 500:
-                problem = f"HTTP {response.status_code}"
-                wait = min(_retry_after(response) or wait, max_wait)
-            else:
-                raise FetchError(f"{where}: HTTP {response.status_code}: {_message(response)}")
-        if attempt == retries:
-            raise FetchError(
-                f"{where}: {problem} after {retries + 1} tries; "
-                "re-run the same command to resume from here"
-            )
+            raise _Retryable(f"connection failed ({type(e).__name__})") from None
+        if response.status_code == 200:
+            try:
+                page = response.json()
+            except ValueError:
+                page = None
+            if isinstance(page, dict) and isinstance(page.get("notes"), list):
+                return page
+            raise _Retryable("the reply is not {'notes': [...]}")
+        if response.status_code == 429 or response.status_code >= 500:
+            raise _Retryable(f"HTTP {response.status_code}", response)
+        raise FetchError(f"{where}: HTTP {response.status_code}: {_message(response)}")
+
+    def wait(error: Exception, attempt: int) -> float:
+        response = getattr(error, "response", None)
+        asked = retry.retry_after(response.headers) if response is not None else None
+        return min(retry.backoff(attempt, backoff, max_wait) if asked is None else asked, max_wait)
+
+    def counted(error: Exception, seconds: float) -> None:
         report.retries += 1
-        time.sleep(wait)
-    raise AssertionError("unreachable")
 
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After", "").strip()
-    if not value:
-        return None
-    if value.isdigit():
-        return float(value)
-    when = email.utils.parsedate_to_datetime(value) if "," in value else None
-    return max(when.timestamp() - time.time(), 0.0) if when else None
+    try:
+        return retry.retrying(
+            get, retries, lambda e: isinstance(e, _Retryable), wait, on_retry=counted
+        )
+    except _Retryable as e:
+        raise FetchError(
+            f"{where}: {e.problem} after {retries + 1} tries; "
+            "re-run the same command to resume from here"
+        ) from None
 
 
 def _message(response: httpx.Response) -> str:

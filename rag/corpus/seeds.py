@@ -17,12 +17,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from rag.common.lexical import stem
 from rag.corpus.loaders import TITLE_LIST_SUFFIX, json_lines, load_papers
 from rag.errors import LoadError
 from rag.types import Paper
 
 # Share of the words after a title's colon that the seed's abstract must contain (the five
-# certain matches of the bundled seeds have 0.67-1.0; the words differ by stem, e.g. "Long-term").
+# certain matches of the bundled seeds have 0.67-1.0; words are compared by their stems).
 SUBTITLE_AGREEMENT = 0.6
 _STOPWORDS = frozenset(
     "a an the of for and or in on with to via by from is are as at into towards toward".split()
@@ -139,7 +140,7 @@ def _lead(title: str) -> str:
 
 def _stems(text: str) -> set[str]:
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return {w[:5] for w in words if w not in _STOPWORDS}
+    return {stem(w) for w in words if w not in _STOPWORDS}
 
 
 # LaTeX commands that only style their argument (`\mathcal{O}` is "O"); others (`\log`) are words.

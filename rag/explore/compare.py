@@ -19,10 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag.answer.fence import defuse
 from rag.answer.markers import check_citations
 from rag.errors import CompareError
 from rag.index.chunking import split_sentences
-from rag.types import Paper
+from rag.settings import LLMSettings
+from rag.types import OFFLINE_MODEL, Paper
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -36,7 +38,6 @@ ASPECTS: tuple[tuple[str, str], ...] = (
     ("results", "Results"),
     ("limitations", "Limitations"),
 )
-OFFLINE_MODEL = "offline:extractive"
 
 _CUES: dict[str, re.Pattern[str]] = {
     "approach": re.compile(
@@ -174,12 +175,17 @@ def compare_papers(
     chat_model: BaseChatModel | None = None,
     embeddings: Embeddings | None = None,
     model_name: str = "",
+    llm: LLMSettings | None = None,
 ) -> Comparison:
-    """The comparison table: quoted offline, or written by `chat_model` and checked."""
+    """The comparison table: quoted offline, or written by `chat_model` and checked.
+
+    `llm` (the settings the model was made from) gives the time budget, `llm.timeout` for
+    the whole call with its `llm.max_retries` retries, as for an answer.
+    """
     chosen = check_papers(papers)
     if chat_model is None:
         return compare_offline(chosen)
-    return compare_with_model(chosen, chat_model, embeddings, model_name)
+    return compare_with_model(chosen, chat_model, embeddings, model_name, llm)
 
 
 # Offline ------------------------------------------------------------------------------------
@@ -253,8 +259,6 @@ what abstract N says, ending with its marker [N]. Write "" when the abstract say
 about that aspect (limitations: only those the abstract itself states). Do not add facts \
 from memory and cite no number but the source's own."""
 
-_FENCE = re.compile(r"<(\s*/?\s*)(sources?)", re.IGNORECASE)
-
 
 def compare_messages(papers: Sequence[Paper]) -> list[Any]:
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -262,8 +266,8 @@ def compare_messages(papers: Sequence[Paper]) -> list[Any]:
     blocks = []
     for n, paper in enumerate(papers, start=1):
         blocks.append(
-            f'<source n="{n}">\nTitle: {_defuse(paper.title)}\n'
-            f"Abstract: {_defuse(paper.abstract)}\n</source>"
+            f'<source n="{n}">\nTitle: {defuse(paper.title)}\n'
+            f"Abstract: {defuse(paper.abstract)}\n</source>"
         )
     body = (
         "<sources>\n" + "\n".join(blocks) + "\n</sources>\n\n"
@@ -272,22 +276,26 @@ def compare_messages(papers: Sequence[Paper]) -> list[Any]:
     return [SystemMessage(SYSTEM_PROMPT), HumanMessage(body)]
 
 
-def _defuse(text: str) -> str:
-    return _FENCE.sub(r"&lt;\1\2", text)
-
-
 def compare_with_model(
     papers: Sequence[Paper],
     chat_model: BaseChatModel,
     embeddings: Embeddings | None = None,
     model_name: str = "",
+    llm: LLMSettings | None = None,
 ) -> Comparison:
+    from rag.models import budget
+    from rag.models.factory import model_error_message
+
+    llm = llm or LLMSettings()
+    name = model_name or str(getattr(chat_model, "model_name", "") or type(chat_model).__name__)
     try:
-        reply = chat_model.invoke(compare_messages(papers))
+        reply = budget.invoke(
+            chat_model, compare_messages(papers), budget.Budget(llm.timeout, llm.max_retries)
+        )
     except Exception as e:
         raise CompareError(
-            f"the language model failed ({type(e).__name__}: {_short(str(e))}); "
-            "try again, or compare offline with --config offline"
+            f"the language model failed: {model_error_message(e, llm, name)} "
+            "Try again, or compare offline with --config offline."
         ) from None
     content = reply.content if isinstance(reply.content, str) else str(reply.content)
     table = parse_reply(content, len(papers))
@@ -303,7 +311,6 @@ def compare_with_model(
             quote = _quote(text, checked.cited, by_n, embeddings) if text else ""
             cells.append(Cell(n, text, quote))
         rows.append(Row(aspect, label, tuple(cells)))
-    name = model_name or str(getattr(chat_model, "model_name", "") or type(chat_model).__name__)
     return Comparison(list(papers), rows, model=name, dropped_citations=dropped)
 
 
@@ -339,8 +346,3 @@ def _quote(
     n = cited[0]
     quotes = best_quotes(text, {n: papers[n]}, embeddings, fallback_claim=text)
     return quotes[n].quote if n in quotes else ""
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -7,9 +7,10 @@ from text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+
+from rag.common.lexical import stemmer
 
 LABEL_TERMS = 3
 # Words every ML abstract uses: c-TF-IDF already discounts them, but a label made of them
@@ -123,13 +124,6 @@ def _pick_terms(terms: list[str], size: int) -> list[str]:
     return picked
 
 
-_stemmer: Any = None
-
-
 def _stems(term: str) -> list[str]:
-    global _stemmer
-    if _stemmer is None:
-        import Stemmer
-
-        _stemmer = Stemmer.Stemmer("english")
-    return [w.rstrip("s") or w for w in _stemmer.stemWords(term.split())]
+    """Each word of `term` by the shared stemmer, whole (hyphens kept), a final "s" dropped."""
+    return [w.rstrip("s") or w for w in stemmer().stemWords(term.split())]

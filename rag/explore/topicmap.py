@@ -17,7 +17,6 @@ import math
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from rag.common.atomic import atomic_write
+from rag.common.similarity import unit_rows
 from rag.explore.labels import distinct_labels, topic_terms
-from rag.index.vectors import PaperVectors, read_paper_vectors, unit_rows
+from rag.index.vectors import PaperVectors, read_paper_vectors
 
 if TYPE_CHECKING:
     from rag.index.papers import PaperIndex
@@ -288,10 +289,7 @@ def read_cached_map(path: Path, generation: str) -> TopicMap | None:
 
 def write_cached_map(path: Path, topic_map: TopicMap) -> None:
     """Write beside, then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    tmp.write_text(json.dumps(topic_map.to_file(), ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(topic_map.to_file(), ensure_ascii=False))
 
 
 _compute_lock = threading.Lock()  # sessions of one UI process compute a map once, not each

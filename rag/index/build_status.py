@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.common.atomic import atomic_write
 from rag.settings import Settings
 
 
@@ -80,9 +81,7 @@ def recording_build(
 
     def write(total: int) -> None:
         status = {"pid": os.getpid(), "done": done[0], "total": total, "started": started}
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**status, "updated": time.time()}), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps({**status, "updated": time.time()}))
 
     def record(papers: int, total: int) -> None:
         reported.append(True)

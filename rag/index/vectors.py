@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.common.similarity import unit_rows
 from rag.index.papers import PaperIndex
 from rag.types import Paper
 
@@ -45,8 +46,3 @@ def read_paper_vectors(index: PaperIndex, generation: str | None = None) -> Pape
     dim = len(next(iter(found.values()))) if found else 0
     matrix = np.stack([found[pid] for pid in ids]).astype(np.float32) if ids else np.zeros((0, dim))
     return PaperVectors(papers, unit_rows(matrix), generation)
-
-
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1.0, norms)

@@ -14,7 +14,6 @@ deadline, so an abandoned call does not drip on in the background.
 from __future__ import annotations
 
 import contextvars
-import email.utils
 import queue
 import threading
 import time
@@ -23,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import httpx2 as httpx  # the HTTP client the openai package uses
+
+from rag.common import retry
 
 T = TypeVar("T")
 RETRY_AFTER_CAP = 5.0  # seconds: the most of a server's Retry-After that is honoured
@@ -59,39 +60,27 @@ def invoke(model: Any, messages: Any, budget: Budget) -> Any:
 
 def stream(model: Any, messages: Any, budget: Budget) -> Iterator[Any]:
     """`model.stream(messages)` chunk by chunk; it may be retried until its first chunk."""
-    for attempt in range(budget.retries + 1):
+
+    def first_chunk() -> tuple[Any, Iterator[Any]]:
         chunks = _stream_within(budget, lambda: model.stream(messages))
-        try:
-            first = next(chunks, None)
-        except Exception as e:
-            _wait_before_retry(e, attempt, budget)
-            continue
-        if first is None:
-            return
-        yield first
-        yield from chunks
+        return next(chunks, None), chunks
+
+    first, chunks = _retrying(budget, first_chunk)
+    if first is None:
         return
+    yield first
+    yield from chunks
 
 
 def _retrying(budget: Budget, call: Callable[[], T]) -> T:
-    for attempt in range(budget.retries + 1):
-        try:
-            return call()
-        except Exception as e:
-            _wait_before_retry(e, attempt, budget)
-    raise AssertionError("unreachable: the last attempt raises")
+    """`call()`, retried (429, 5xx, dropped connections) while a retry can start in time."""
+    return retry.retrying(call, budget.retries, _retryable, _wait, time_left=budget.remaining)
 
 
-def _wait_before_retry(error: Exception, attempt: int, budget: Budget) -> None:
-    """Sleep before the next attempt, or re-raise `error` when there is none (or no time)."""
-    if attempt >= budget.retries or not _retryable(error):
-        raise error
-    wait = retry_after(error)
-    if wait is None:
-        wait = min(BACKOFF_START * 2**attempt, BACKOFF_MAX)
-    if wait >= budget.remaining():
-        raise error
-    time.sleep(wait)
+def _wait(error: Exception, attempt: int) -> float:
+    """The server's Retry-After (capped), else the OpenAI client's backoff."""
+    asked = retry_after(error)
+    return retry.backoff(attempt, BACKOFF_START, BACKOFF_MAX) if asked is None else asked
 
 
 def _retryable(error: Exception) -> bool:
@@ -112,25 +101,8 @@ def _retryable(error: Exception) -> bool:
 
 def retry_after(error: Exception) -> float | None:
     """The server's Retry-After (or retry-after-ms) in seconds, capped at RETRY_AFTER_CAP."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    seconds: float | None = None
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            seconds = float(ms) / 1000
-        elif (value := headers.get("retry-after")) is not None:
-            try:
-                seconds = float(value)
-            except ValueError:
-                date = email.utils.parsedate_to_datetime(value)
-                seconds = date.timestamp() - time.time()
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if seconds is None or seconds != seconds:  # NaN
-        return None
-    return min(max(seconds, 0.0), RETRY_AFTER_CAP)
+    seconds = retry.retry_after(getattr(getattr(error, "response", None), "headers", None))
+    return None if seconds is None else min(seconds, RETRY_AFTER_CAP)
 
 
 def _within(budget: Budget, call: Callable[[], T]) -> T:

@@ -10,6 +10,7 @@ from langchain_core.embeddings import Embeddings
 from rag.errors import ModelError
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import EmbeddingSettings, LLMSettings
+from rag.types import OFFLINE_MODEL
 
 __all__ = [
     "OFFLINE_MODEL",
@@ -23,8 +24,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-OFFLINE_MODEL = "offline:extractive"
 
 
 def make_embeddings(settings: EmbeddingSettings) -> Embeddings:

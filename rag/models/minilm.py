@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from rag.common.similarity import unit_rows
 from rag.errors import ModelError
 
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -311,6 +312,5 @@ class OnnxEncoder:
             hidden = self.session.run(None, feeds)[0]
             mask = tokens["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[rows] = pooled / np.maximum(norms, 1e-12)
+            out[rows] = unit_rows(pooled)
         return out

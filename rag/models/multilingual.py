@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from rag.common.similarity import unit_rows
 from rag.errors import MultilingualError
 from rag.models.minilm import check_weights
 
@@ -110,5 +111,4 @@ class MultilingualEmbeddings(Embeddings):
             return np.zeros((0, 512), dtype=np.float32)
         with self._lock:
             vectors = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+        return unit_rows(vectors)

@@ -11,6 +11,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.common.lexical import terms
+from rag.common.similarity import mmr
 from rag.index.bm25 import KeywordIndex
 from rag.index.multilingual import MultilingualIndex
 from rag.index.papers import PaperIndex
@@ -174,14 +175,7 @@ class Retriever:
         matrix = np.stack([vectors[c.paper.id] for c in candidates])
         scores = np.array([c.score for c in candidates])
         relevance = (scores - scores.min()) / ((scores.max() - scores.min()) or 1.0)
-        lam = self.settings.mmr_lambda
-        chosen = [0]
-        while len(chosen) < k:
-            redundancy = (matrix @ matrix[chosen].T).max(axis=1)
-            value = lam * relevance - (1 - lam) * redundancy
-            value[chosen] = -np.inf
-            chosen.append(int(value.argmax()))
-        return [candidates[i] for i in chosen]
+        return [candidates[i] for i in mmr(matrix, relevance, k, self.settings.mmr_lambda)]
 
     def relevance(self, query: str, results: list[RetrievedPaper]) -> float:
         """How well the best result covers `query`; below retrieval.relevance_threshold we abstain.
