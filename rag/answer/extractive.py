@@ -146,6 +146,10 @@ class ExtractiveOptions:
     # "list": one line per source (those `relevant` allows); "answer": the best sentences
     mode: str = "auto"
     relevant: tuple[bool, ...] | None = None  # per source: above the relevance floor (lists)
+    # Sources 1..named are the papers the question names ("What is FlexPrefill?",
+    # rag.retrieval.names): they are quoted first; with `named_only`, alone.
+    named: int = 0
+    named_only: bool = False
 
 
 def is_summary_request(question: str) -> bool:
@@ -195,6 +199,9 @@ def extractive_answer(
             for n, source in enumerate(sources, start=1)
             if n == 1 or source.similarity >= options.min_similarity
         ][: options.max_papers]
+        if options.named:
+            lead = list(range(1, options.named + 1))
+            usable = lead if options.named_only else lead + [n for n in usable if n not in lead]
     prefer = mode == "list" or bool(WHICH_HOW.search(question))
     candidates = _score_sentences(question, sources, usable, embeddings, prefer)
     if not candidates:
@@ -382,6 +389,8 @@ def _summary(
     ranked = sorted(best, key=lambda n: (-best[n], n))
     papers = [n for n in ranked if best[n] >= best[ranked[0]] - options.summary_margin]
     papers = papers[: options.summary_papers]
+    if options.named:  # the paper the question names is the one summarised
+        papers = [n for n in range(1, options.named + 1) if n in best][: options.summary_papers]
     groups: dict[int, list[tuple[Sentence, str]]] = {}
     for n in papers:
         own = sorted((s for s, _ in candidates if s.n == n), key=lambda s: s.position)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -188,7 +189,12 @@ def _prepare(
         return referring_turn(question, text, standalone, reference, shown, cited, assistant)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = Turn(question, standalone, sources)
-    if not assistant.retriever.is_relevant(standalone, sources):
+    unknown = assistant.retriever.names.unknown_name(standalone)
+    if unknown is not None:
+        turn.result = name_refusal(question, standalone, unknown, sources, assistant)
+        return turn
+    by_name = assistant.retriever.names.answers_by_name(standalone, sources)
+    if not by_name and not assistant.retriever.is_relevant(standalone, sources):
         turn.result = abstention(question, standalone, sources, assistant)
         return turn
     if assistant.chat_model is not None:
@@ -228,6 +234,34 @@ def abstention(
         offline=assistant.offline,
         refusal=refusal,
         nearest=named,
+    )
+
+
+def name_refusal(
+    question: str,
+    standalone: str,
+    name: str,
+    nearest: list[RetrievedPaper],
+    assistant: Assistant,
+) -> CitedAnswer:
+    """The refusal for a method name no paper is called ("What is FooBarNet?"), offering the
+    closest names in the index (rag.retrieval.names)."""
+    lines = [message("no_such_name", question).format(name=inert_markers(name))]
+    closest = assistant.retriever.names.closest(name)
+    if closest:
+        lines += ["", message("closest_names", question)]
+        lines += [f"- {inert_markers(n)}: {inert_markers(p.title)}" for n, p in closest]
+    return CitedAnswer(
+        question=question,
+        standalone_question=standalone,
+        answer="\n".join(lines),
+        citations=[],
+        sources=nearest,
+        abstained=True,
+        model=assistant.model,
+        offline=assistant.offline,
+        refusal=lines[0],
+        nearest=nearest[:NEAREST_SHOWN],
     )
 
 
@@ -286,6 +320,13 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
     )
     options = ExtractiveOptions(min_similarity=threshold, relevant=relevant)
+    named = assistant.retriever.names.named(turn.standalone) if turn.reference is None else None
+    if named is not None:  # the question names a method: its paper leads (it was ranked 1)
+        lead = next(
+            (i for i, s in enumerate(turn.sources) if s.paper.id not in named.paper_ids),
+            len(turn.sources),
+        )
+        options = replace(options, named=lead, named_only=named.whole_subject)
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
     focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone

@@ -121,7 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
         "eval", parents=[common], help="score retrieval on labelled questions, with baselines"
     )
     evaluate.add_argument(
-        "--questions", type=Path, help="JSONL (default: data/eval/questions.jsonl)"
+        "--questions",
+        type=Path,
+        action="append",
+        help="JSONL, repeatable: the kinds of every file are scored side by side "
+        "(default: data/eval/questions.jsonl)",
     )
     evaluate.add_argument(
         "--corpus", type=Path, action="append", help="what to index if --index is empty"
@@ -244,7 +248,7 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.errors import IndexMissingError
+    from rag.errors import IndexMissingError, LoadError
     from rag.evaluation import evaluate
     from rag.evaluation.metrics import load_questions
     from rag.index.ingest import build_index
@@ -255,8 +259,12 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         # The eval corpus gets its own index, not the app's.
         eval_dir = settings.store.index_dir.parent / "eval-index"
         settings = with_overrides(settings, {"store": {"index_dir": str(eval_dir)}})
-    path = args.questions or EVAL_QUESTIONS
-    questions = load_questions(path)
+    paths = args.questions or [EVAL_QUESTIONS]
+    questions = [q for path in paths for q in load_questions(path)]
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        raise LoadError(paths[-1], f"question ids repeated across files: {', '.join(repeated[:5])}")
     embeddings = make_embeddings(settings.embedding)
     try:
         PaperIndex.open(settings, embeddings)
@@ -268,7 +276,7 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     report = evaluate.run_eval(
         settings,
         questions,
-        questions_name=str(path),
+        questions_name=", ".join(map(str, paths)),
         embeddings=embeddings,
         baselines=not args.no_baselines,
         progress=lambda name: print(f"running {name}", file=sys.stderr),

@@ -16,7 +16,18 @@ from typing import Any
 from rag.corpus.loaders import json_lines
 from rag.errors import LoadError
 
-KINDS = ("keyword", "paraphrase", "tail", "multi", "chinese", "unanswerable")
+# "named" / "named-zh": a method asked by its name, in English / Chinese
+# (data/eval/named_questions.jsonl, bench/make_named_questions.py).
+KINDS = (
+    "keyword",
+    "paraphrase",
+    "tail",
+    "multi",
+    "chinese",
+    "named",
+    "named-zh",
+    "unanswerable",
+)
 DEPTH = 10  # ranks scored (MRR@10, nDCG@10)
 
 

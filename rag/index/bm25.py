@@ -65,7 +65,8 @@ class KeywordIndex:
         if self.retriever is None or not query.strip():
             return []
         tokens = _tokenize([query])
-        if not tokens.vocab or not any(tokens.ids[0]):
+        # A query of one content term is token id 0: test for no tokens, not for all-zero ids.
+        if not tokens.vocab or len(tokens.ids[0]) == 0:
             return []
         n = min(n, len(self.chunk_ids))
         try:

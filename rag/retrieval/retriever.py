@@ -16,6 +16,7 @@ from rag.index.bm25 import KeywordIndex
 from rag.index.multilingual import MultilingualIndex
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import GlossUnit, english_query, gloss_units, language
+from rag.retrieval.names import PaperNames, named_first
 from rag.settings import MAX_K, RetrievalSettings, Settings
 from rag.types import Filters, RetrievedPaper
 
@@ -31,6 +32,11 @@ class Retriever:
     multilingual: MultilingualIndex | None = None
     # chunk id -> paper id of the keyword index it was built from (rebuilt when that changes)
     _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
+    # The method names of the papers' titles ("What is FlexPrefill?", rag.retrieval.names).
+    names: PaperNames = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.names = PaperNames(self.index)
 
     def search(
         self,
@@ -61,6 +67,7 @@ class Retriever:
                 similarity[hit.paper_id] = hit.similarity
         keyword_ranks: dict[str, int] = {}
         keyword_scores: dict[str, float] = {}
+        keyword: KeywordIndex | None = None
         if mode != "dense":
             keyword = self.index.keyword_index()
             depth = fetch * (4 if filters.tiers or filters.keywords else 1)
@@ -80,6 +87,8 @@ class Retriever:
             )
         crosslingual_floor = min(crosslingual.values(), default=0.0)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
+        if mode == "hybrid":  # a question that names a method: its paper first
+            ranked, fused = named_first(ranked, self.names.named(original, keyword), fused)
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
         wanted = k * 4 if diverse else k
