@@ -278,13 +278,16 @@ def _clean_rewrite(text: str) -> str:
 
 
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
-    threshold = assistant.settings.retrieval.relevance_threshold
+    threshold = assistant.retriever.threshold
     # A list names every retrieved paper above the relevance floor (up to the k retrieved).
     relevant = tuple(
         score >= threshold
         for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
     )
-    options = ExtractiveOptions(min_similarity=threshold, relevant=relevant)
+    calibration = assistant.retriever.calibration
+    options = ExtractiveOptions(
+        min_similarity=threshold, relevant=relevant, calibration=calibration
+    )
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
     focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
@@ -302,6 +305,7 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             mode="summary"
             if not topic_terms(focus) or is_comparison(focus)
             else ("answer" if len(sources) == 1 else "list"),
+            calibration=calibration,
         )
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
@@ -338,6 +342,7 @@ def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
         idf=_corpus_idf(assistant),
         # The floor was measured with the bundled English model's similarities.
         measure_support=assistant.settings.embedding.provider == "local",
+        calibration=assistant.retriever.calibration,
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
     return numbered(
