@@ -1,5 +1,6 @@
-"""Calibrate the support floor: below `rag.answer.support.SUPPORT_FLOOR` a citation's claim is "not
-found in the abstract" and no quote is shown as its support.
+"""Calibrate the support floor: below `Calibration.support_floor` (rag/retrieval/calibration.py)
+a citation's claim is "not found in the abstract" and no quote is shown as its support. The
+current floor is read from there, and the chosen one printed to put there.
 
 Every claim of bench/support_claims.jsonl cites one paper of the bundled corpus. Supported
 claims were written from that paper's abstract (near-verbatim, paraphrases, two-sentence
@@ -35,11 +36,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answer.support import SUPPORT_FLOOR, best_quotes  # noqa: E402
+from rag.answer.support import best_quotes  # noqa: E402
 from rag.corpus.loaders import load_jsonl  # noqa: E402
 from rag.index.bm25 import KeywordIndex  # noqa: E402
 from rag.index.chunking import split_sentences  # noqa: E402
 from rag.models.minilm import LocalEmbeddings  # noqa: E402
+from rag.retrieval.calibration import MINILM  # noqa: E402
 from rag.settings import BUNDLED_PAPERS, get_settings, with_overrides  # noqa: E402
 from rag.types import Paper  # noqa: E402
 
@@ -176,8 +178,13 @@ def main() -> int:
         f"flags {flagged} of {int(paraphrases.sum())} paraphrases and summaries."
     )
 
+    print(
+        f"\nto put in rag/retrieval/calibration.py (Calibration, {MINILM.model}): "
+        f"support_floor = {chosen.floor:.3f}"
+    )
+    SUPPORT_FLOOR = MINILM.support_floor  # noqa: N806
     current = evaluate(support, unsupported, SUPPORT_FLOOR)
-    print(f"\nrag.verify.SUPPORT_FLOOR = {SUPPORT_FLOOR}:")
+    print(f"\ncurrent support_floor = {SUPPORT_FLOOR}:")
     print("  " + describe(current, n_sup, n_unsup))
     print("  by kind (flagged / claims):")
     for (ok, kind), count in sorted(kinds.items()):
