@@ -1,4 +1,4 @@
-"""Calibrate the relevance check (below retrieval.relevance_threshold, answers abstain).
+"""Calibrate the relevance check (below Calibration.relevance_threshold, answers abstain).
 
 Runs the answerable and unanswerable questions of bench/questions.jsonl through the real
 retriever on the 2,105-paper index (+ seeds). The relevance score (Retriever.relevance) is the
