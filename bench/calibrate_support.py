@@ -1,5 +1,6 @@
-"""Calibrate the support floor: below `rag.answer.support.SUPPORT_FLOOR` a citation's claim is "not
-found in the abstract" and no quote is shown as its support.
+"""Calibrate the support floor: below `Calibration.support_floor` (rag/retrieval/calibration.py)
+a citation's claim is "not found in the abstract" and no quote is shown as its support. The
+current floor is read from there, and the chosen one printed to put there.
 
 Every claim of data/eval/support_claims.jsonl cites one paper of the bundled corpus. Supported
 claims were written from that paper's abstract (near-verbatim, paraphrases, two-sentence
@@ -32,11 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from rag.answer.support import SUPPORT_FLOOR, best_quotes
+from rag.answer.support import best_quotes
 from rag.corpus.loaders import load_jsonl
 from rag.index.bm25 import KeywordIndex
 from rag.index.chunking import split_sentences
 from rag.models.minilm import LocalEmbeddings
+from rag.retrieval.calibration import MINILM
 from rag.settings import BUNDLED_PAPERS, EVAL_DATA, get_settings, with_overrides
 from rag.types import Paper
 
@@ -173,8 +175,13 @@ def main() -> int:
         f"flags {flagged} of {int(paraphrases.sum())} paraphrases and summaries."
     )
 
+    print(
+        f"\nto put in rag/retrieval/calibration.py (Calibration, {MINILM.model}): "
+        f"support_floor = {chosen.floor:.3f}"
+    )
+    SUPPORT_FLOOR = MINILM.support_floor  # noqa: N806
     current = evaluate(support, unsupported, SUPPORT_FLOOR)
-    print(f"\nrag.verify.SUPPORT_FLOOR = {SUPPORT_FLOOR}:")
+    print(f"\ncurrent support_floor = {SUPPORT_FLOOR}:")
     print("  " + describe(current, n_sup, n_unsup))
     print("  by kind (flagged / claims):")
     for (ok, kind), count in sorted(kinds.items()):

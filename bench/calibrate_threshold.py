@@ -1,4 +1,4 @@
-"""Calibrate the relevance check (below retrieval.relevance_threshold, answers abstain).
+"""Calibrate the relevance check (below Calibration.relevance_threshold, answers abstain).
 
 Runs the answerable and unanswerable questions of data/eval/questions.jsonl through the real
 retriever on the 2,105-paper index (+ seeds). The relevance score (Retriever.relevance) is the
@@ -8,15 +8,16 @@ unknown_term_penalty x the question terms no abstract contains. For a grid of th
 abstention and the false-refusal rate, picking the threshold with the best F1 among those that
 refuse at most 5% of answerable questions. To guard against fitting the question set, each
 setting is also chosen on the odd-numbered questions and scored on the even ones (held out).
-The choice for the configured weights goes in rag/settings.py (RetrievalSettings).
+The configured weights are read from rag/retrieval/calibration.py (the Calibration of the
+configured embedding model); the values to put there are printed.
 
 Questions in Chinese take their own route (rag.lang.gloss, rag.index.multilingual) and their own
-relevance score (Retriever._crosslingual_relevance), so they are left out of the English choice
+relevance score (rag.retrieval.relevance), so they are left out of the English choice
 (--choose-on-all to include them) and calibrated apart, on the Chinese answerable questions and
-the Chinese versions of the unanswerable ones: for a grid of the multilingual cosine's weight,
-the weight of the glossed words the paper contains and the penalty per word no abstract has a
-sense of, the same sweep and held-out halves. The chosen threshold T of the configured weights
-gives multilingual_relevance_offset = T - relevance_threshold, so one threshold serves both.
+the Chinese versions of the unanswerable ones: for a grid of the multilingual cosine's weight
+and the penalty per word no abstract has a sense of, the same sweep and held-out halves. The
+chosen threshold T of the configured weights gives multilingual_relevance_offset =
+T - relevance_threshold, so one threshold serves both.
 The Chinese questions are also searched without the multilingual vectors (the gloss alone),
 which gives gloss_relevance_offset (gloss_small_corpus_margin on the seeds).
 
@@ -33,10 +34,11 @@ import json
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rag.retrieval.calibration import calibration_for
 from rag.settings import (
     BUNDLED_CORPUS,
     EVAL_DATA,
@@ -128,7 +130,7 @@ def corpus_settings(
     return settings
 
 
-ChineseSetting = tuple[float, float, float]  # multilingual cosine weight, words weight, penalty
+ChineseSetting = tuple[float, float]  # multilingual cosine weight, unknown-word penalty
 
 
 def score_questions(
@@ -147,12 +149,12 @@ def score_questions(
     from rag.retrieval.retriever import Retriever, open_retriever
 
     retriever = open_retriever(settings)
-    base = retriever.settings
+    base = retriever.calibration
     results = [retriever.search(row["question"]) for row in rows]
     languages = [language(row["question"]) for row in rows]
 
     def scores(update: dict[str, float], only: str | None = None) -> list[Scored]:
-        retriever.settings = base.model_copy(update=update)
+        retriever.calibration = replace(base, **update)
         return [
             Scored(
                 str(row.get("id", "")),
@@ -173,8 +175,7 @@ def score_questions(
         setting: scores(
             {
                 "multilingual_relevance_weight": setting[0],
-                "multilingual_lexical_weight": setting[1],
-                "multilingual_unknown_penalty": setting[2],
+                "multilingual_unknown_penalty": setting[1],
                 "multilingual_relevance_offset": 0.0,
                 "multilingual_small_corpus_margin": 0.0,
             },
@@ -182,11 +183,13 @@ def score_questions(
         )
         for setting in chinese_grid
     }
-    retriever.settings = base
+    retriever.calibration = base
     plain = Retriever(
         retriever.index,
         retriever.embeddings,
-        base.model_copy(update={"gloss_relevance_offset": 0.0, "gloss_small_corpus_margin": 0.0}),
+        retriever.settings,
+        None,
+        replace(base, gloss_relevance_offset=0.0, gloss_small_corpus_margin=0.0),
     )
     gloss_only = []
     for row, lang in zip(rows, languages, strict=True):
@@ -270,24 +273,14 @@ def main(argv: list[str] | None = None) -> int:
         return values if args.choose_on_all else [s for s in values if s.language != "zh"]
 
     settings = corpus_settings(args.index, args.config, seeds_only)
-    r = settings.retrieval
+    r = calibration_for(settings.embedding)
     configured = (r.lexical_weight, r.unknown_term_penalty)
     grid = sorted(
         {(w, p) for w in (0.0, 0.25, 0.5, 0.75) for p in (0.0, 0.05, 0.1, 0.15, 0.2)} | {configured}
     )
-    configured_zh = (
-        r.multilingual_relevance_weight,
-        r.multilingual_lexical_weight,
-        r.multilingual_unknown_penalty,
-    )
+    configured_zh = (r.multilingual_relevance_weight, r.multilingual_unknown_penalty)
     chinese_grid = sorted(
-        {
-            (a, b, p)
-            for a in (1.0, 1.5, 2.0, 2.5)
-            for b in (0.0, 0.25, 0.5)
-            for p in (0.0, 0.1, 0.2, 0.3, 0.4)
-        }
-        | {configured_zh}
+        {(a, p) for a in (1.0, 1.5, 2.0, 2.5) for p in (0.0, 0.1, 0.2, 0.3, 0.4)} | {configured_zh}
     )
     started = time.perf_counter()
     by_setting, by_chinese, gloss_only = score_questions(settings, rows, grid, chinese_grid)
@@ -343,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{p.false_refusals:.1%}{mark}"
         )
     print(
-        f"\nchosen relevance_threshold = {chosen.threshold:.2f}: abstention precision "
+        f"\nchosen relevance_threshold = {chosen.threshold:.2f} (to put in "
+        f"rag/retrieval/calibration.py; now {r.relevance_threshold:.2f}): abstention precision "
         f"{chosen.precision:.3f}, recall {chosen.recall:.3f}, F1 {chosen.f1:.3f}, "
         f"false refusals {chosen.false_refusals:.1%} (budget {args.max_false_refusals:.0%})"
     )
@@ -380,7 +374,7 @@ def report_gloss_only(
 ) -> None:
     """Chinese questions searched without the multilingual vectors: gloss_relevance_offset."""
     thresholds = [round(-0.5 + i * step, 4) for i in range(int(round(2.5 / step)) + 1)]
-    r = settings.retrieval
+    r = calibration_for(settings.embedding)
     chosen = choose(sweep(scored, thresholds), budget)
     n_u = sum(not s.answerable for s in scored)
     n_a = len(scored) - n_u
@@ -400,8 +394,8 @@ def report_gloss_only(
         )
     held = held_out_counts(scored, thresholds, budget)
     print(
-        f"\nChinese questions without the multilingual vectors (the gloss alone, weights "
-        f"{r.multilingual_lexical_weight}, {r.multilingual_unknown_penalty}): threshold "
+        f"\nChinese questions without the multilingual vectors (the gloss alone, penalty "
+        f"{r.multilingual_unknown_penalty}): threshold "
         f"{chosen.threshold:.2f} ({name} = {value:.2f}; configured {configured:.2f}) refuses "
         f"{chosen.recall:.1%} of {n_u} unanswerable, {chosen.false_refusals:.1%} of {n_a} "
         "answerable"
@@ -434,12 +428,11 @@ def report_chinese(
     print(
         f"\nChinese questions ({sum(s.answerable for s in some)} answerable, "
         f"{sum(not s.answerable for s in some)} unanswerable): relevance = best gloss cosine + "
-        "a x best multilingual cosine + b x share of words covered - p x unknown words "
+        "a x best multilingual cosine - p x unknown words "
         f"(offset 0 here; F1 at <= {budget:.0%} false refusals)"
     )
     print(
-        "  a     b     p     threshold  refused  false refusals  F1     "
-        "held out: refused  false refusals"
+        "  a     p     threshold  refused  false refusals  F1     held out: refused  false refusals"
     )
     rows = []
     for setting, values in by_setting.items():
@@ -451,12 +444,12 @@ def report_chinese(
         mark = "  <- configured" if setting == configured else ""
         unanswerable = sum(not s.answerable for s in by_setting[setting])
         print(
-            f"  {setting[0]:<5.2f} {setting[1]:<5.2f} {setting[2]:<5.2f} {point.threshold:<10.2f} "
+            f"  {setting[0]:<5.2f} {setting[1]:<5.2f} {point.threshold:<10.2f} "
             f"{point.recall:<8.1%} {point.false_refusals:<15.1%} {point.f1:.3f}  "
             f"{held[0]}/{unanswerable:<16} {held[1]}/{held[2]}{mark}"
         )
     chosen = choose(sweep(some, thresholds), budget)
-    r = settings.retrieval
+    r = calibration_for(settings.embedding)
     at = r.relevance_threshold + r.multilingual_relevance_offset  # what the app does now
     if small:
         margin = chosen.threshold - at

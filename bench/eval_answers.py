@@ -183,10 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = read_questions(args.questions)
     settings = corpus_settings(args.index, args.config)
     embeddings = make_embeddings(settings.embedding)
-    threshold = settings.retrieval.relevance_threshold
-
     offline_settings = with_overrides(settings, {"llm": {"model": "offline"}})
     offline = open_assistant(offline_settings, embeddings=embeddings)
+    threshold = offline.retriever.threshold
     answer(WARM_UP, assistant=offline)  # load the models outside the timings
     retrieval_times = []
     for row in rows:

@@ -2,7 +2,9 @@
 
     .venv/bin/python -m bench.tune_retrieval [--index DIR] [--questions FILE]
 
-Knobs: fusion (rrf | weighted), dense_weight, rrf_k, fetch_k. To avoid fitting the question
+Knobs: fusion (rrf | weighted), dense_weight, rrf_k (fitted constants: the current values are
+read from rag/retrieval/calibration.py, and the chosen ones printed to put there), and fetch_k
+(a setting, retrieval.fetch_k). To avoid fitting the question
 set, the setting is chosen on the odd-numbered questions only (`kw-001`, `para-003`, ...): the
 best MRR@10 among those with no kind (and not overall) below the best baseline (tutorial
 pipeline, BM25 alone, dense alone) on R@5 or MRR@10; then it is reported on the even-numbered
@@ -18,6 +20,7 @@ import itertools
 import re
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from rag.evaluation.evaluate import TutorialPipeline, tutorial_dir
 from rag.evaluation.metrics import KINDS, Question, Scores, load_questions
 from rag.index.papers import PaperIndex
 from rag.models.factory import make_embeddings
+from rag.retrieval.calibration import calibration_for
 from rag.retrieval.retriever import Retriever
 from rag.settings import RetrievalSettings, get_settings, with_overrides
 
@@ -139,10 +143,16 @@ def main() -> int:
     index = CachedIndex(PaperIndex.open(settings, embeddings))
     cached = CachedEmbeddings(embeddings)
     base = settings.retrieval
+    fitted = calibration_for(settings.embedding)
 
     def retriever(**knobs: Any) -> Retriever:
-        values = base.model_dump() | knobs
-        return Retriever(index, cached, RetrievalSettings(**values))  # type: ignore[arg-type]
+        values = base.model_dump() | {"fetch_k": knobs.pop("fetch_k", base.fetch_k)}
+        return Retriever(
+            index,  # type: ignore[arg-type]
+            cached,  # type: ignore[arg-type]
+            RetrievalSettings(**values),
+            calibration=replace(fitted, **knobs),
+        )
 
     started = time.perf_counter()
     counts = {k: sum(q.kind == k for q in questions) for k in KINDS}
@@ -152,7 +162,7 @@ def main() -> int:
     )
     tutorial = TutorialPipeline.open_or_build(
         index.all_papers(), embeddings, tutorial_dir(settings)
-    ).system(base.relevance_threshold, base.k, judge=retriever())
+    ).system(retriever().threshold, base.k, judge=retriever())
 
     def baselines(subset: list[Question]) -> dict[str, dict[str, Scores]]:
         return {
@@ -202,7 +212,8 @@ def main() -> int:
         print(row(describe(knobs), scores) + "  " + ", ".join(shortfalls(scores, base_tune)))
 
     chosen = results[0][0]
-    current = {k: getattr(base, k) for k in ("fusion", "fetch_k", "rrf_k", "dense_weight")}
+    current = {k: getattr(fitted, k) for k in ("fusion", "rrf_k", "dense_weight")}
+    current["fetch_k"] = base.fetch_k
     best_rrf = next(r[0] for r in results if r[0]["fusion"] == "rrf")
     print("\nchosen on the tuning split; then the held-out half and all questions")
     print(header() + "  below a baseline")
@@ -214,6 +225,13 @@ def main() -> int:
             print(row(f"{name}: {label} {describe(knobs)}", scores) + "  " + missing)
         for label, scores in others.items():
             print(row(f"{name}: {label}", scores))
+    values = {k: chosen.get(k, current[k]) for k in ("fusion", "rrf_k", "dense_weight")}
+    print(
+        "\nto put in rag/retrieval/calibration.py (Calibration, "
+        f"{fitted.model}): "
+        + ", ".join(f"{k} = {v!r}" for k, v in values.items())
+        + f"; in rag/settings.py: retrieval.fetch_k = {chosen['fetch_k']}"
+    )
     print(f"\n{time.perf_counter() - started:.0f} s")
     return 0
 

@@ -92,94 +92,17 @@ class ChunkingSettings(Section):
 
 
 class RetrievalSettings(Section):
+    # The fitted constants (fusion weights, the relevance decision's weights and threshold)
+    # are not settings: rag/retrieval/calibration.py holds them, per embedding model.
     k: int = Field(5, ge=1, le=MAX_K, description="Papers returned.")
     fetch_k: int = Field(50, ge=1, le=1000, description="Chunks fetched from each retriever.")
-    # Measured with bench/tune_retrieval.py: weighted fusion (0.7 x best-chunk cosine + 0.3 x
-    # BM25 / top BM25) beat rrf, whose best was rrf_k 5 with dense_weight 0.4.
-    fusion: Literal["rrf", "weighted"] = Field(
-        "weighted", description="How dense and BM25 combine."
-    )
-    rrf_k: int = Field(
-        5, ge=1, le=1000, description="Reciprocal rank fusion constant (fusion = 'rrf')."
-    )
-    dense_weight: float = Field(0.7, ge=0.0, le=1.0, description="Dense share in fusion.")
-    # Measured with bench/calibrate_threshold.py.
-    relevance_threshold: float = Field(
-        0.37,
-        ge=-2.0,
-        le=2.0,
-        description="Relevance (see Retriever.relevance) below which we abstain.",
-    )
-    lexical_weight: float = Field(
-        0.25, ge=0.0, le=2.0, description="Weight of the question terms a paper contains."
-    )
-    unknown_term_penalty: float = Field(
-        0.2, ge=0.0, le=1.0, description="Relevance lost per question term no abstract contains."
-    )
-    vocabulary_min_chunks: int = Field(
-        1000,
-        ge=0,
-        le=100_000_000,
-        description="Chunks the index needs before unknown terms are penalised.",
-    )
-    small_corpus_margin: float = Field(
-        0.14,
-        ge=0.0,
-        le=1.0,
-        description="Relevance lost on an index below vocabulary_min_chunks (no unknown-term "
-        "penalty there).",
-    )
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="Relevance vs diversity in MMR.")
-    multilingual_weight: float = Field(
-        0.2,
-        ge=0.0,
-        le=1.0,
-        description="Share of the multilingual encoder's cosine for non-English questions.",
-    )
-    multilingual_relevance_weight: float = Field(
-        1.5,
-        ge=0.0,
-        le=5.0,
-        description="Non-English relevance: best cosine + this x best multilingual cosine "
-        "- offset.",
-    )
-    multilingual_relevance_offset: float = Field(
-        0.40, ge=-5.0, le=5.0, description="Puts non-English relevance on the English scale."
-    )
-    gloss_relevance_offset: float = Field(
-        -0.11,
-        ge=-5.0,
-        le=5.0,
-        description="Replaces multilingual_relevance_offset for a non-English question searched "
-        "without the multilingual vectors (the gloss's evidence alone).",
-    )
-    gloss_small_corpus_margin: float = Field(
-        -0.46,
-        ge=-1.0,
-        le=1.0,
-        description="Replaces multilingual_small_corpus_margin without the multilingual vectors.",
-    )
-    multilingual_lexical_weight: float = Field(
+    strictness: float = Field(
         0.0,
-        ge=0.0,
-        le=2.0,
-        description="Non-English relevance: weight of the question's words (by their gloss) "
-        "the paper contains.",
-    )
-    multilingual_small_corpus_margin: float = Field(
-        -0.51,
         ge=-1.0,
         le=1.0,
-        description="Non-English relevance lost on an index below vocabulary_min_chunks "
-        "(negative: gained; the unknown-word penalty applies there too); measured on the 38 "
-        "seeds: the sweep's edge, -0.48, less 0.03 so that no answerable seed question sits "
-        "within rounding of the bar.",
-    )
-    multilingual_unknown_penalty: float = Field(
-        0.3,
-        ge=0.0,
-        le=1.0,
-        description="Non-English relevance lost per question word no abstract has a sense of.",
+        description="Added to the relevance threshold: raise to abstain more, lower to abstain "
+        "less.",
     )
 
 

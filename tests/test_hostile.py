@@ -214,7 +214,7 @@ def test_a_100_kb_question(offline: Any) -> None:
 )
 def test_questions_with_nothing_to_match_abstain(offline: Any, question: str) -> None:
     results = offline.retriever.search(question)
-    assert all(r.similarity < 0.3 for r in results)  # well under retrieval.relevance_threshold
+    assert all(r.similarity < 0.3 for r in results)  # well under the relevance threshold
     result = answer(question, assistant=offline)
     assert result.abstained and result.answer.startswith(message("no_coverage", question))
     assert message("no_coverage", question) == (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ from rag.index.multilingual import MultilingualIndex
 from rag.index.store import make_client
 from rag.lang.gloss import english_query, gloss, gloss_units, language
 from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, shared_embeddings, verify_weights
-from rag.retrieval.retriever import Retriever, open_retriever, unknown_words
+from rag.retrieval.relevance import unknown_words
+from rag.retrieval.retriever import Retriever, open_retriever
 from rag.settings import SEED_FILES, Settings, with_overrides
 from tests.helpers import DATA, EVAL_QUESTIONS, copy_index, read_jsonl
 
@@ -256,14 +258,20 @@ def test_chinese_abstention_on_the_full_corpus(corpus_settings: Settings) -> Non
     results = retriever.search(GUITAR)
     assert results and results[0].multilingual is not None  # it took the Chinese route
     assert not retriever.is_relevant(GUITAR, results)
-    without_evidence = retriever.settings.model_copy(update={"multilingual_unknown_penalty": 0.0})
+    without_evidence = replace(retriever.calibration, multilingual_unknown_penalty=0.0)
     assert Retriever(
-        retriever.index, retriever.embeddings, without_evidence, retriever.multilingual
+        retriever.index,
+        retriever.embeddings,
+        retriever.settings,
+        retriever.multilingual,
+        without_evidence,
     ).relevance(GUITAR, results) > retriever.relevance(GUITAR, results)
     found = retriever.search(COOLING)
     assert any(COOLING_GOLD in r.paper.abstract for r in found[:3])
     assert retriever.is_relevant(COOLING, found)
     # Without the multilingual vectors (not built, or switched off) the gloss alone decides.
-    gloss_only = Retriever(retriever.index, retriever.embeddings, retriever.settings, None)
+    gloss_only = Retriever(
+        retriever.index, retriever.embeddings, retriever.settings, None, retriever.calibration
+    )
     assert not gloss_only.is_relevant(GUITAR, gloss_only.search(GUITAR))
     assert gloss_only.is_relevant(COOLING, gloss_only.search(COOLING))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from rag.errors import ConfigError
 from rag.settings import (
@@ -40,17 +42,17 @@ def value_at(settings: Settings, section: str, key: str) -> Any:
 
 
 def test_settings_and_get_settings_agree_in_a_clean_environment() -> None:
-    """One source of defaults: a bare Settings() is the tuned retriever get_settings() gives."""
+    """One source of defaults: a bare Settings() is the retriever get_settings() gives."""
     settings = get_settings()
     assert Settings() == settings
     assert Settings().model_dump() == settings.model_dump()
     assert RetrievalSettings() == settings.retrieval
-    tuned = RetrievalSettings()
-    assert (tuned.fusion, tuned.rrf_k, tuned.dense_weight, tuned.relevance_threshold) == (
-        "weighted",
+    retrieval = RetrievalSettings()
+    assert (retrieval.k, retrieval.fetch_k, retrieval.mmr_lambda, retrieval.strictness) == (
         5,
+        50,
         0.7,
-        0.37,
+        0.0,
     )
     # Whatever default.toml sets agrees with the code (it is read first by get_settings).
     defaults = tomllib.loads(DEFAULT_CONFIG.read_text())
@@ -86,7 +88,7 @@ def test_overrides_beat_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAG_RETRIEVAL__K", "7")
     settings = with_overrides(get_settings(), {"retrieval": {"k": 3}})
     assert settings.retrieval.k == 3
-    assert settings.retrieval.fusion == get_settings().retrieval.fusion
+    assert settings.retrieval.fetch_k == get_settings().retrieval.fetch_k
 
 
 @pytest.mark.parametrize(
@@ -182,3 +184,36 @@ def test_command_line_index_beats_environment(
     settings = load_settings(args)
     assert settings.store.index_dir == tmp_path / "from-flag"
     assert settings.llm.model == "offline"  # the rest of the environment still applies
+
+
+def leaf_fields(model: type[BaseModel]) -> list[str]:
+    """Every field a user can set: a section's fields count one by one."""
+    names = []
+    for name, info in model.model_fields.items():
+        kind = info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            names += [f"{name}.{leaf}" for leaf in leaf_fields(kind)]
+        else:
+            names.append(name)
+    return names
+
+
+def test_settings_hold_choices_and_the_fitted_constants_live_apart() -> None:
+    """At most 36 fields; the constants the bench scripts fit are in rag.retrieval.calibration,
+    so no setting, preset or RAG_ variable can change one of them alone."""
+    from rag.retrieval.calibration import Calibration
+
+    fields = leaf_fields(Settings)
+    assert len(fields) <= 36, len(fields)
+    fitted = {f.name for f in dataclasses.fields(Calibration)} - {"model"}
+    assert not fitted & {name.rsplit(".", 1)[-1] for name in fields}
+    assert "multilingual_lexical_weight" not in fitted  # the idle branch is gone
+    with pytest.raises(ConfigError, match=r"retrieval\.relevance_threshold"):
+        with_overrides(get_settings(), {"retrieval": {"relevance_threshold": 0.5}})
+
+
+@pytest.mark.parametrize("value", ["-1.5", "2", "nan"])
+def test_strictness_is_bounded(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("RAG_RETRIEVAL__STRICTNESS", value)
+    with pytest.raises(ConfigError, match=r"retrieval\.strictness"):
+        get_settings()

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.answer import support as verify
 from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.cli.main import main
 from rag.index.chunking import sentences
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
+from rag.retrieval.calibration import MINILM
 from rag.settings import Settings, with_overrides
 from testkit.openai_server import OpenAIServer
 from tests.helpers import CORPUS_JSONL, make_settings, plain, point_app_at, read_jsonl
@@ -93,7 +93,7 @@ def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
     assert "TopoLM" in srv_alone.requests[0].prompt_text  # the model was asked, with the paper
     [citation] = printed["citations"]
     assert citation["paper_id"] == TOPOLM and citation["n"] == 1
-    assert citation["supported"] is False and citation["support"] < verify.SUPPORT_FLOOR
+    assert citation["supported"] is False and citation["support"] < MINILM.support_floor
     assert citation["quote"] == ""  # no sentence of the abstract passes for its evidence
     assert printed["unsupported"] == 1
     assert "first AGI" in printed["answer"]  # the answer is shown as written, not rewritten
@@ -112,7 +112,7 @@ def test_a_faithful_paraphrase_stays_supported_with_its_quote(
     result = answer(QUESTION, assistant=assistant)
     assert result.sources[0].paper.id == TOPOLM
     [citation] = result.citations
-    assert citation.supported and citation.support >= verify.SUPPORT_FLOOR
+    assert citation.supported and citation.support >= MINILM.support_floor
     assert citation.quote in sentences(topolm_abstract())
     assert result.as_json()["unsupported"] == 0
 

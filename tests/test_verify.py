@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rag.answer.markers import check_citations, parse_markers, renumber, source_order
 from rag.answer.support import best_quotes, claims
 from rag.index.chunking import sentences
 from rag.models.minilm import LocalEmbeddings
+from rag.retrieval.calibration import MINILM
 from rag.types import Paper
 
 MDM = Paper(
@@ -109,3 +112,21 @@ def test_one_quote_per_source_with_the_best_of_its_claims(embeddings: LocalEmbed
     assert quotes[1].quote == sentences(MDM.abstract)[3]
     assert quotes[2].quote in sentences(HAIR.abstract)[1:]
     assert all(q.quote in {1: MDM, 2: HAIR}[n].abstract for n, q in quotes.items())
+
+
+def test_support_reads_the_calibration_passed_in(embeddings: LocalEmbeddings) -> None:
+    """The floor and the weight of shared terms are the calibration's (MiniLM's by default)."""
+    claim = "MDMs are 1.4 times faster than ARMs at sampling [1]."
+    default = best_quotes(claim, {1: MDM}, embeddings)[1]
+    assert default == best_quotes(claim, {1: MDM}, embeddings, calibration=MINILM)[1]
+    assert default.support is not None and default.support >= MINILM.support_floor
+    assert default.supported and default.floor == MINILM.support_floor
+    # A higher floor flags the same claim; the support itself does not move.
+    strict = replace(MINILM, support_floor=default.support + 0.01)
+    flagged = best_quotes(claim, {1: MDM}, embeddings, calibration=strict)[1]
+    assert flagged.support == pytest.approx(default.support)
+    assert flagged.supported is False
+    # Without the shared terms ("1.4", "MDMs") support is the cosine alone: lower.
+    cosine_only = replace(MINILM, support_lexical_weight=0.0)
+    plain = best_quotes(claim, {1: MDM}, embeddings, calibration=cosine_only)[1]
+    assert plain.support is not None and plain.support < default.support

@@ -26,7 +26,7 @@ class Citation:
     tier: str = ""  # Oral / Spotlight / Poster (rag.types.TIERS), '' when unknown
     # How well the answer's claim citing it is found in the abstract
     # (rag.answer.support.best_quotes);
-    # below rag.answer.support.SUPPORT_FLOOR it is not, and no sentence is quoted as its support.
+    # below the support floor (rag.retrieval.calibration) it is not, and no sentence is quoted.
     # None: not measured (a claim not in English, or embeddings other than the bundled model).
     support: float | None = VERBATIM_SUPPORT
     supported: bool | None = True

@@ -25,11 +25,12 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import inert_markers
-from rag.answer.support import LEXICAL_WEIGHT, Quote, spell_out
+from rag.answer.support import Quote, spell_out
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import mmr, unit_rows
 from rag.index.chunking import sentences
 from rag.lang.messages import MESSAGES
+from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import RetrievedPaper
 
 SUMMARY_REQUEST = re.compile(
@@ -103,10 +104,6 @@ _LEANING = re.compile(
     r"|This(?!\s+(?:paper|work|study|article|report|thesis|manuscript)\b))\b"
 )
 _SIDE = re.compile(r"\b(?:also|further(?:more)?|additionally|finally)\b", re.IGNORECASE)
-CONTRIBUTION_BONUS = 0.1  # "we propose X" in a which/how question or a list
-RESULT_BONUS = 0.05
-PROBLEM_PENALTY = 0.1
-LEANING_PENALTY = 0.1
 # Sentences that only point elsewhere answer nothing.
 _NOISE = re.compile(
     r"https?://|www\.|github\.com|\b(?:code|data|models?|project page)\b[^.]{0,40}"
@@ -150,6 +147,8 @@ class ExtractiveOptions:
     # rag.retrieval.names): they are quoted first; with `named_only`, alone.
     named: int = 0
     named_only: bool = False
+    # The fitted weights: shared terms, and what a sentence's kind adds (`_quality`).
+    calibration: Calibration = MINILM
 
 
 def is_summary_request(question: str) -> bool:
@@ -203,7 +202,9 @@ def extractive_answer(
             lead = list(range(1, options.named + 1))
             usable = lead if options.named_only else lead + [n for n in usable if n not in lead]
     prefer = mode == "list" or bool(WHICH_HOW.search(question))
-    candidates = _score_sentences(question, sources, usable, embeddings, prefer)
+    candidates = _score_sentences(
+        question, sources, usable, embeddings, prefer, options.calibration
+    )
     if not candidates:
         return ExtractiveAnswer(fixed["heading"], [])
     if mode == "list":
@@ -272,6 +273,7 @@ def _score_sentences(
     usable: list[int],
     embeddings: Embeddings,
     prefer_contributions: bool = False,
+    calibration: Calibration = MINILM,
 ) -> list[tuple[Sentence, np.ndarray]]:
     found: list[tuple[int, int, str]] = []
     spelled: list[str] = []  # what is embedded: abbreviations spelled out
@@ -288,7 +290,7 @@ def _score_sentences(
         return []
     matrix = _normalise(embeddings.embed_documents(spelled))
     query = _normalise([embeddings.embed_query(question)])[0]
-    sims = matrix @ query + LEXICAL_WEIGHT * lexical_scores(question, spelled)
+    sims = matrix @ query + calibration.support_lexical_weight * lexical_scores(question, spelled)
     wants_results = bool(WANTS_RESULTS.search(question))
     return [
         (
@@ -296,7 +298,8 @@ def _score_sentences(
                 n,
                 position,
                 text,
-                float(sim) + _quality(text, position, prefer_contributions, wants_results),
+                float(sim)
+                + _quality(text, position, prefer_contributions, wants_results, calibration),
                 _leans(text, position),
                 _is_claim(text, position),
             ),
@@ -317,7 +320,13 @@ def _leans(text: str, position: int) -> bool:
     return position > 0 and bool(_LEANING.search(text))
 
 
-def _quality(text: str, position: int, prefer_claims: bool, wants_results: bool) -> float:
+def _quality(
+    text: str,
+    position: int,
+    prefer_claims: bool,
+    wants_results: bool,
+    calibration: Calibration = MINILM,
+) -> float:
     """What the sentence's kind adds to its match.
 
     A sentence leaning on the one before loses, unless it is a claim (then the one before is
@@ -329,17 +338,18 @@ def _quality(text: str, position: int, prefer_claims: bool, wants_results: bool)
         position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
     )
     claim = method or finding or bool(_ELABORATION.search(text))
-    score = -LEANING_PENALTY if _leans(text, position) and not claim else 0.0
+    c = calibration
+    score = -c.leaning_penalty if _leans(text, position) and not claim else 0.0
     if not prefer_claims:
         return score
     if method:
-        return score + (CONTRIBUTION_BONUS / 2 if wants_results else CONTRIBUTION_BONUS)
+        return score + (c.contribution_bonus / 2 if wants_results else c.contribution_bonus)
     if finding:
-        return score + (CONTRIBUTION_BONUS if wants_results else RESULT_BONUS)
+        return score + (c.contribution_bonus if wants_results else c.result_bonus)
     if claim:  # "Specifically, ..."
-        return score + (0.0 if wants_results else RESULT_BONUS)
+        return score + (0.0 if wants_results else c.result_bonus)
     if _PROBLEM.search(text) or _BACKGROUND.search(text) or position == 0:
-        return score - PROBLEM_PENALTY
+        return score - c.problem_penalty
     return score
 
 

@@ -313,13 +313,16 @@ def _clean_rewrite(text: str) -> str:
 
 
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
-    threshold = assistant.settings.retrieval.relevance_threshold
+    threshold = assistant.retriever.threshold
     # A list names every retrieved paper above the relevance floor (up to the k retrieved).
     relevant = tuple(
         score >= threshold
         for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
     )
-    options = ExtractiveOptions(min_similarity=threshold, relevant=relevant)
+    calibration = assistant.retriever.calibration
+    options = ExtractiveOptions(
+        min_similarity=threshold, relevant=relevant, calibration=calibration
+    )
     named = assistant.retriever.names.named(turn.standalone) if turn.reference is None else None
     if named is not None:  # the question names a method: its paper leads (it was ranked 1)
         lead = next(
@@ -344,6 +347,7 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             mode="summary"
             if not topic_terms(focus) or is_comparison(focus)
             else ("answer" if len(sources) == 1 else "list"),
+            calibration=calibration,
         )
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
@@ -381,6 +385,7 @@ def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
         idf=_corpus_idf(assistant),
         # The floor was measured with the bundled English model's similarities.
         measure_support=assistant.settings.embedding.provider == "local",
+        calibration=assistant.retriever.calibration,
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
     result = numbered(

@@ -9,8 +9,10 @@ that best supports the answer sentences citing it, by the embedding model's simi
 the rare terms they share (`rag.common.lexical`).
 
 Each quote also carries a support score: how well the weakest claim citing that source is
-found in its abstract (see `SUPPORT_FLOOR`). A claim below the floor is not backed by any
-sentence, so no sentence may be shown as if it supported it.
+found in its abstract (below the fitted `Calibration.support_floor`, with the weight of shared
+terms `Calibration.support_lexical_weight`: rag.retrieval.calibration, fitted by
+bench/calibrate_support.py). A claim below the floor is not backed by any sentence, so no
+sentence may be shown as if it supported it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -30,24 +32,19 @@ from rag.common.lexical import lexical_scores
 from rag.common.similarity import unit_rows
 from rag.index.chunking import split_sentences
 from rag.lang.gloss import is_english
+from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import Paper
 
 T = TypeVar("T")
 
 # Shared exact terms (numbers, names) are strong evidence that the small embedding model
-# can miss ("1.4 times faster" vs "MDMs ... faster"), so they add to the cosine similarity.
-LEXICAL_WEIGHT = 0.3
-# A claim whose support (its best passage's cosine + LEXICAL_WEIGHT x the share of its rare
-# terms, by corpus IDF, the passage contains) is below this is "not found in the abstract".
-# Measured by bench/calibrate_support.py on bench/support_claims.jsonl: 48 claims written from
-# abstracts of the bundled corpus (38 of them paraphrases or summaries) against 51 that
-# contradict, invent or cite the wrong paper. Best F1 there: precision 1.00, recall 0.86 (F1
-# 0.93), no supported claim flagged; held out (chosen on half, scored on the other) F1
-# 0.885 and 0.875. Calibrated on near-verbatim claims alone it would be 1.05, flagging 25 of 38
-# paraphrases. What it misses are contradictions that reuse the abstract's own words.
-SUPPORT_FLOOR = 0.849
+# can miss ("1.4 times faster" vs "MDMs ... faster"), so they add to the cosine similarity
+# (x Calibration.support_lexical_weight). A claim whose support (its best passage's cosine +
+# that weight x the share of its rare terms, by corpus IDF, the passage contains) is below
+# Calibration.support_floor is "not found in the abstract". What the floor misses are
+# contradictions that reuse the abstract's own words.
 # The support of a claim that is the abstract's sentence itself (an offline answer's quotes).
-VERBATIM_SUPPORT = 1.0 + LEXICAL_WEIGHT
+VERBATIM_SUPPORT = 1.0 + MINILM.support_lexical_weight
 _DEFINITION = re.compile(
     r"((?:[A-Za-z][\w-]*\s+){0,7}[A-Za-z][\w-]*)\s+\(([A-Z][A-Za-z0-9-]*[A-Z]s?)\)"
 )
@@ -70,10 +67,11 @@ class Quote:
     # Its weakest claim against the abstract (`support_score`); None: not measured, as the
     # sentence model cannot read the claim (the floor holds for English and MiniLM only).
     support: float | None = VERBATIM_SUPPORT
+    floor: float = field(default=MINILM.support_floor, repr=False)  # Calibration.support_floor
 
     @property
     def supported(self) -> bool | None:
-        return None if self.support is None else self.support >= SUPPORT_FLOOR
+        return None if self.support is None else self.support >= self.floor
 
 
 def claims(text: str) -> list[Claim]:
@@ -112,14 +110,16 @@ def best_quotes(
     fallback_claim: str = "",
     idf: Callable[[str], float] | None = None,
     measure_support: bool = True,
+    calibration: Calibration = MINILM,
 ) -> dict[int, Quote]:
     """For each cited number in `papers`, the abstract sentence that best supports its claims,
     and the support of its weakest claim.
 
-    `idf` gives a term's rarity in the corpus (`KeywordIndex.idf`, what `SUPPORT_FLOOR` was
+    `idf` gives a term's rarity in the corpus (`KeywordIndex.idf`, what the support floor was
     measured with); without it, rarity is measured among the abstract's own sentences.
     `measure_support` False (embeddings other than the bundled English model's, on which the
     floor was measured) leaves support unmeasured, as does a claim that is not in English.
+    `calibration` gives the weight of shared terms and the floor.
     """
     by_number: dict[int, list[str]] = {}
     for claim in claims(text):
@@ -164,17 +164,21 @@ def best_quotes(
             np.stack([sentence_vec[s] for s in spelled])
             @ np.stack([claim_vec[c] for c in claim_list]).T
         )
-        sims = sims + LEXICAL_WEIGHT * np.stack([lexical_scores(c, spelled) for c in claim_list]).T
+        weight = calibration.support_lexical_weight
+        sims = sims + weight * np.stack([lexical_scores(c, spelled) for c in claim_list]).T
         best = np.unravel_index(int(np.argmax(sims)), sims.shape)
         quote = candidates[n][int(best[0])]
         support = None
         if measure_support and all(is_english(c) for c in claim_list):
             matrix = np.stack([sentence_vec[p] for p in passages[n]])
             support = min(
-                support_score(spelled_claims[n][c], passages[n], claim_vec, matrix, idf)
+                support_score(
+                    spelled_claims[n][c], passages[n], claim_vec, matrix, idf, calibration
+                )
                 for c in claim_list
             )
-        quotes[n] = Quote(n, papers[n].id, quote, float(sims[best]), support)
+        floor = calibration.support_floor
+        quotes[n] = Quote(n, papers[n].id, quote, float(sims[best]), support, floor)
     return quotes
 
 
@@ -184,10 +188,12 @@ def support_score(
     claim_vec: dict[str, np.ndarray],
     passage_matrix: np.ndarray,
     idf: Callable[[str], float] | None,
+    calibration: Calibration = MINILM,
 ) -> float:
-    """The best passage's cosine to `claim` + LEXICAL_WEIGHT x the rare terms they share."""
+    """The best passage's cosine to `claim` + the lexical weight x the rare terms they share."""
     shared = lexical_scores(claim, passages, idf)
-    return float(np.max(passage_matrix @ claim_vec[claim] + LEXICAL_WEIGHT * shared))
+    weight = calibration.support_lexical_weight
+    return float(np.max(passage_matrix @ claim_vec[claim] + weight * shared))
 
 
 def _with_pairs(sentences: list[str]) -> list[str]:

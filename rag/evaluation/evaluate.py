@@ -5,7 +5,7 @@
 Baselines, run in the same process on the same papers: the LangChain tutorial pipeline
 (RecursiveCharacterTextSplitter 1000/200 + Chroma + similarity_search, chunks de-duplicated to
 papers), BM25 alone and dense alone. Every system abstains by the app's rule:
-`Retriever.relevance` of its own top k below `retrieval.relevance_threshold`. The questions
+`Retriever.relevance` of its own top k below `Retriever.threshold`. The questions
 and the metrics are `rag.evaluation.metrics`.
 """
 
@@ -57,7 +57,7 @@ class SystemReport:
     # gloss route and are judged on their own score).
     abstention_english: Abstention = field(default_factory=Abstention)
     # The Chinese questions alone: the answerable ones and the Chinese versions of the
-    # unanswerable ones, judged on their own score (Retriever._crosslingual_evidence).
+    # unanswerable ones, judged on their own score (rag.retrieval.relevance).
     abstention_chinese: Abstention = field(default_factory=Abstention)
     seconds: float = 0.0
     rankings: dict[str, list[str]] = field(default_factory=dict)
@@ -277,7 +277,7 @@ def run_eval(
     embeddings = embeddings or make_embeddings(settings.embedding)
     retriever = open_retriever(settings, embeddings)
     papers = retriever.index.all_papers()
-    threshold = settings.retrieval.relevance_threshold
+    threshold = retriever.threshold
     k = settings.retrieval.k
     systems: list[tuple[str, Callable[[], System]]] = [
         ("hybrid", lambda: retriever_system(retriever, "hybrid", threshold, k))

@@ -28,6 +28,7 @@ from rag.common.atomic import atomic_write
 from rag.common.similarity import unit_rows
 from rag.explore.labels import distinct_labels, topic_terms
 from rag.index.vectors import PaperVectors, read_paper_vectors
+from rag.retrieval.calibration import MINILM, Calibration, calibration_for
 
 if TYPE_CHECKING:
     from rag.index.papers import PaperIndex
@@ -39,7 +40,6 @@ Progress = Callable[[str, float], None]  # (what is being done, share of the who
 SEED = 20250424  # ICLR 2025 opened on April 24
 FORMAT = 2  # 2: topics are clusters of the layout
 MAX_TOPICS = 60
-LAYOUT_WEIGHT = 2.0  # of the map coordinates (in [-1, 1]) beside the unit vectors
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,12 @@ def compute_topic_map(
     n_topics: int | None = None,
     seed: int = SEED,
     progress: Progress | None = None,
+    calibration: Calibration = MINILM,
 ) -> TopicMap:
-    """Layout, topics and labels for papers with these unit `vectors` and title+abstract `texts`."""
+    """Layout, topics and labels for papers with these unit `vectors` and title+abstract `texts`.
+
+    `calibration` gives the weight of the layout beside the vectors in clustering topics.
+    """
     started = time.perf_counter()
     report = progress or (lambda stage, share: None)
     vectors = unit_rows(np.asarray(vectors, dtype=np.float32))
@@ -141,7 +145,7 @@ def compute_topic_map(
     report("laying out the map", 0.0)
     xy = layout(vectors, method, seed, lambda share: report("laying out the map", 0.85 * share))
     report("clustering topics", 0.85)
-    features = np.hstack([vectors, LAYOUT_WEIGHT * xy])
+    features = np.hstack([vectors, calibration.layout_weight * xy])
     topics = cluster_topics(features, n_topics or default_topic_count(n), seed)
     report("labelling topics", 0.9)
     labels = topic_terms(texts, topics)
@@ -171,7 +175,8 @@ def cluster_topics(points: np.ndarray, k: int, seed: int = SEED) -> np.ndarray:
     """k-means, topics numbered by size (topic 0 is the largest).
 
     `compute_topic_map` clusters the unit vectors with the layout beside them (weighted by
-    LAYOUT_WEIGHT): topics become regions of the map, and agree better with the vectors too.
+    Calibration.layout_weight): topics become regions of the map, and agree better with the
+    vectors too.
     On the 2,143 papers a paper's nearest paper by vector shares its topic 82% of the time
     (68% when clustering the vectors alone, 85% the layout alone), 87% of its 10 nearest
     points on the map do (60%, 88%), and the labels' terms occur in at least 44% of each
@@ -318,7 +323,12 @@ def load_topic_map(
             corpus = read_paper_vectors(index, generation)
         texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers]
         topic_map = compute_topic_map(
-            corpus.ids, corpus.vectors, texts, method=method, progress=report
+            corpus.ids,
+            corpus.vectors,
+            texts,
+            method=method,
+            progress=report,
+            calibration=calibration_for(index.settings.embedding),
         )
         topic_map.generation = generation
         try:

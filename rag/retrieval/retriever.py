@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Literal
@@ -10,13 +9,14 @@ from typing import Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.common.lexical import terms
 from rag.common.similarity import mmr
 from rag.index.bm25 import KeywordIndex
 from rag.index.multilingual import MultilingualIndex
 from rag.index.papers import PaperIndex
-from rag.lang.gloss import GlossUnit, english_query, gloss_units, language
+from rag.lang.gloss import english_query
+from rag.retrieval.calibration import MINILM, Calibration, calibration_for
 from rag.retrieval.names import PaperNames, named_first
+from rag.retrieval.relevance import Relevance
 from rag.settings import MAX_K, RetrievalSettings, Settings
 from rag.types import Filters, RetrievedPaper
 
@@ -30,6 +30,8 @@ class Retriever:
     settings: RetrievalSettings
     # The multilingual vector set (rag.index.multilingual), read for questions not in English.
     multilingual: MultilingualIndex | None = None
+    # The fitted constants of the embedding model (fusion and the relevance decision).
+    calibration: Calibration = MINILM
     # chunk id -> paper id of the keyword index it was built from (rebuilt when that changes)
     _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
     # The method names of the papers' titles ("What is FlexPrefill?", rag.retrieval.names).
@@ -136,10 +138,10 @@ class Retriever:
         In the weighted form a paper that dense search missed gets the lowest cosine seen, so
         a strong exact-term match still ranks first (bench/tune_retrieval.py measured both).
         """
-        w = self.settings.dense_weight
+        w = self.calibration.dense_weight
         fused: dict[str, float] = {}
-        if self.settings.fusion == "rrf" or not (dense_ranks and keyword_ranks):
-            c = self.settings.rrf_k
+        if self.calibration.fusion == "rrf" or not (dense_ranks and keyword_ranks):
+            c = self.calibration.rrf_k
             for pid, rank in dense_ranks.items():
                 fused[pid] = w / (c + rank + 1)
             for pid, rank in keyword_ranks.items():
@@ -162,7 +164,7 @@ class Retriever:
         one side missed gets that side's lowest score seen. Without the vectors (not built
         yet, or switched off) the English route alone answers.
         """
-        w = self.settings.multilingual_weight
+        w = self.calibration.multilingual_weight
         if self.multilingual is None or w <= 0:
             return fused, {}
         found = self.multilingual.search(question, n, tiers)
@@ -186,144 +188,27 @@ class Retriever:
         relevance = (scores - scores.min()) / ((scores.max() - scores.min()) or 1.0)
         return [candidates[i] for i in mmr(matrix, relevance, k, self.settings.mmr_lambda)]
 
-    def relevance(self, query: str, results: list[RetrievedPaper]) -> float:
-        """How well the best result covers `query`; below retrieval.relevance_threshold we abstain.
+    @property
+    def judge(self) -> Relevance:
+        """The relevance decision (rag.retrieval.relevance) over this index."""
+        return Relevance(self.index, self.calibration, self.settings.strictness)
 
-        The best paper's cosine similarity, plus the rarity-weighted share of the question's
-        terms its title and abstract contain, minus a penalty for each question term that no
-        abstract in the index contains ("sourdough", "tokamak"), once the index is large enough
-        for that to mean something: the small English embedding
-        model alone separates answerable from unanswerable questions poorly
-        (bench/calibrate_threshold.py measures all three parts).
-        """
-        if not results:
-            return -1.0
-        crosslingual = [r.multilingual for r in results if r.multilingual is not None]
-        if crosslingual:
-            evidence, adjust = self._crosslingual_evidence(query, results)
-            weight = self.settings.multilingual_relevance_weight
-            return max(evidence) + weight * max(crosslingual) + adjust
-        return max(self.paper_relevance(query, results))
+    @property
+    def threshold(self) -> float:
+        """Relevance below which we abstain (the fitted threshold + retrieval.strictness)."""
+        return self.judge.threshold
+
+    def relevance(self, query: str, results: list[RetrievedPaper]) -> float:
+        """How well the best result covers `query` (`Relevance.relevance`)."""
+        return self.judge.relevance(query, results)
 
     def paper_relevance(self, query: str, results: list[RetrievedPaper]) -> list[float]:
-        """Each result's own relevance to `query`, on the scale of `relevance` (its best).
-
-        A list answer names the papers at or above retrieval.relevance_threshold.
-        """
-        if any(r.multilingual is not None for r in results):
-            evidence, adjust = self._crosslingual_evidence(query, results)
-            weight = self.settings.multilingual_relevance_weight
-            return [
-                e + weight * (r.multilingual or 0.0) + adjust
-                for e, r in zip(evidence, results, strict=True)
-            ]
-        if language(query) == "zh":
-            # Searched without the multilingual vectors (switched off or not built yet, or
-            # BM25 / dense alone): the gloss's evidence alone, with an offset of its own.
-            evidence, adjust = self._crosslingual_evidence(
-                query,
-                results,
-                self.settings.gloss_relevance_offset,
-                self.settings.gloss_small_corpus_margin,
-            )
-            return [e + adjust for e in evidence]
-        query = english_query(query)
-        keyword = self.index.keyword_index()
-        wanted = terms(query)
-        total = sum(keyword.idf(t) for t in wanted)
-        scores = []
-        for r in results:
-            found = terms(f"{r.paper.title}\n{r.paper.abstract}") & wanted
-            coverage = sum(keyword.idf(t) for t in found) / total if total else 0.0
-            scores.append(r.similarity + self.settings.lexical_weight * coverage)
-        if len(keyword.chunk_ids) < self.settings.vocabulary_min_chunks:
-            # Too few abstracts to tell an unknown term from an unlucky one; instead a higher
-            # bar: the same rule without the penalty lets off-topic questions through
-            # (bench/calibrate_threshold.py --corpus seeds measures it).
-            return [s - self.settings.small_corpus_margin for s in scores]
-        unknown = min(len(keyword.unknown_terms(query)), 3)
-        return [s - self.settings.unknown_term_penalty * unknown for s in scores]
-
-    def _crosslingual_evidence(
-        self,
-        question: str,
-        results: list[RetrievedPaper],
-        offset: float | None = None,
-        small_corpus_margin: float | None = None,
-    ) -> tuple[list[float], float]:
-        """A Chinese question's English evidence, read through its gloss: for each result its
-        cosine plus the words it covers, and what the whole question gains or loses.
-
-        The same parts as for English, counted per Chinese word rather than per English term,
-        since each word glosses to one or two senses, most of them not in the question's sense:
-        the rarity-weighted share of the question's words one of whose senses the paper
-        contains, and a penalty for each word no abstract has (`unknown_words`), on an index
-        of any size. The multilingual cosine is added by the callers.
-        bench/calibrate_threshold.py chose the weights on held-out halves. `offset` and
-        `small_corpus_margin` replace the multilingual ones (for the gloss alone).
-        """
-        s = self.settings
-        if offset is None:
-            offset = s.multilingual_relevance_offset
-        if small_corpus_margin is None:
-            small_corpus_margin = s.multilingual_small_corpus_margin
-        keyword = self.index.keyword_index()
-        words = [(u, [t for t in map(terms, u.senses) if t]) for u in gloss_units(question)]
-        words = [(u, senses) for u, senses in words if senses]
-        rarity = [min(sum(map(keyword.idf, t)) / len(t) for t in senses) for _, senses in words]
-        total = sum(rarity)
-        evidence = []
-        for r in results:
-            coverage = 0.0
-            if total and s.multilingual_lexical_weight:
-                found = terms(f"{r.paper.title}\n{r.paper.abstract}")
-                covered = [any(t <= found for t in senses) for _, senses in words]
-                coverage = sum(w for w, c in zip(rarity, covered, strict=True) if c) / total
-            evidence.append(r.similarity + s.multilingual_lexical_weight * coverage)
-        unknown = unknown_words(question, [u for u, _ in words], keyword.term_counts)
-        penalty = s.multilingual_unknown_penalty * min(unknown, 3)
-        if len(keyword.chunk_ids) < s.vocabulary_min_chunks:
-            # Unlike English, the penalty stays on a small index: on the 38 seeds 20 of 24
-            # uncovered Chinese questions have two or more unknown words, 3 of 19 answerable
-            # ones do (bench/calibrate_threshold.py --corpus seeds). The bar is its own there.
-            return evidence, -offset - small_corpus_margin - penalty
-        return evidence, -offset - penalty
+        """Each result's own relevance to `query` (`Relevance.paper_relevance`)."""
+        return self.judge.paper_relevance(query, results)
 
     def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
         """Whether the results answer `query` well enough to answer from them."""
-        return self.relevance(query, results) >= self.settings.relevance_threshold
-
-
-def unknown_words(question: str, units: list[GlossUnit], counts: dict[str, int]) -> int:
-    """How many of a Chinese question's words no abstract contains.
-
-    A Chinese dictionary word counts when none of its dictionary senses is in any abstract
-    (口吃 "stammer, stutter", 楔形文字 "cuneiform"); a word pieced together from its
-    characters, or of one character, never does: its gloss is a guess. A Latin-script term
-    written in the question is a name copied as it is (GPT-5, LoRA, KV cache), so it counts
-    when no abstract contains it whole: unlike an English question's hyphenated words, its
-    parts do not save it ("gpt" does not make GPT-5 known).
-    """
-    chinese = sum(
-        1 for u in dict.fromkeys(units) if not u.word.isascii() and _unknown_word(u, counts)
-    )
-    latin = terms(unicodedata.normalize("NFKC", question))
-    return chinese + sum(1 for t in latin if not counts.get(t))
-
-
-def _unknown_word(unit: GlossUnit, counts: dict[str, int]) -> bool:
-    """A Chinese dictionary word of 2+ characters no abstract has a sense of (a word whose
-    senses are all stopwords, 模型 "model", says nothing)."""
-    if not unit.dictionary or len(unit.word) < 2:
-        return False
-    parts = [
-        part
-        for sense in unit.lookup
-        for term in terms(sense)
-        for part in {term, *term.split("-")}
-        if part
-    ]
-    return bool(parts) and not any(counts.get(part) for part in parts)
+        return self.judge.is_relevant(query, results)
 
 
 def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> Retriever:
@@ -332,7 +217,13 @@ def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> 
 
     embeddings = embeddings or make_embeddings(settings.embedding)
     index = PaperIndex.open(settings, embeddings)
-    return Retriever(index, embeddings, settings.retrieval, open_multilingual(settings, index))
+    return Retriever(
+        index,
+        embeddings,
+        settings.retrieval,
+        open_multilingual(settings, index),
+        calibration_for(settings.embedding),
+    )
 
 
 def open_multilingual(settings: Settings, index: PaperIndex) -> MultilingualIndex | None:

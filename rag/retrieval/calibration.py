@@ -1,0 +1,99 @@
+"""The fitted constants: one frozen `Calibration` per embedding model, apart from the settings.
+
+These numbers are not choices: the bench scripts named beside each fit them jointly, for one
+embedding model and the bundled corpora, so changing one alone means nothing. To recalibrate,
+run the script, which prints the current value and the one to put here (its docstring says
+how). A user who wants the assistant to abstain more or less has one knob,
+`retrieval.strictness` in rag/settings.py, added to `relevance_threshold`.
+
+Read by the fusion (rag.retrieval.retriever), the relevance decision (rag.retrieval.relevance),
+the support check (rag.answer.support), the offline answer's sentence choice
+(rag.answer.extractive) and the topic map (rag.explore.topicmap). Nothing in rag.index reads
+it, so the package graph stays one-way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from rag.settings import EmbeddingSettings
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted constants of one embedding model (the defaults: all-MiniLM-L6-v2)."""
+
+    model: str = "all-MiniLM-L6-v2"  # the embedding model they were fitted for
+
+    # Fusion of dense and BM25 ranks (bench/tune_retrieval.py, on bench/questions.jsonl).
+    # How the two combine: w x best-chunk cosine + (1 - w) x BM25 / top BM25 ("weighted"), or
+    # reciprocal rank fusion ("rrf"; also used when one of the two lists is empty).
+    fusion: Literal["rrf", "weighted"] = "weighted"
+    rrf_k: int = 5  # the reciprocal rank fusion constant
+    dense_weight: float = 0.7  # w: the dense share in fusion
+    # Non-English questions: (1 - this) x the glossed English route's score + this x the
+    # multilingual (USE) cosine (no sweep script; `rag eval` measures it on the Chinese
+    # questions).
+    multilingual_weight: float = 0.2
+
+    # The relevance decision, English questions (bench/calibrate_threshold.py): relevance =
+    # best cosine + lexical_weight x the rarity-weighted share of the question's terms the
+    # paper contains - unknown_term_penalty x question terms no abstract contains (at most 3);
+    # below relevance_threshold (+ retrieval.strictness) the assistant abstains.
+    relevance_threshold: float = 0.37
+    lexical_weight: float = 0.25
+    unknown_term_penalty: float = 0.2
+    # Chunks an index needs before unknown terms are penalised; below it, relevance loses
+    # small_corpus_margin instead (bench/calibrate_threshold.py --corpus seeds).
+    vocabulary_min_chunks: int = 1000
+    small_corpus_margin: float = 0.14
+
+    # The relevance decision, Chinese questions (bench/calibrate_threshold.py, the Chinese
+    # sweep): best gloss cosine + multilingual_relevance_weight x best multilingual cosine -
+    # multilingual_unknown_penalty x words no abstract has a sense of (at most 3) -
+    # multilingual_relevance_offset, which puts it on the English scale.
+    multilingual_relevance_weight: float = 1.5
+    multilingual_unknown_penalty: float = 0.3
+    multilingual_relevance_offset: float = 0.40
+    # Added to the Chinese relevance on an index below vocabulary_min_chunks (negative: a
+    # gain; the unknown-word penalty stays there), bench/calibrate_threshold.py --corpus seeds.
+    multilingual_small_corpus_margin: float = -0.51
+    # The same without the multilingual vectors (switched off, not built, or BM25 / dense
+    # alone): the gloss's evidence alone, these replacing the offset and the margin above
+    # (bench/calibrate_threshold.py, its "without the multilingual vectors" lines).
+    gloss_relevance_offset: float = -0.11
+    gloss_small_corpus_margin: float = -0.46
+
+    # The support check (bench/calibrate_support.py, on bench/support_claims.jsonl): a
+    # claim's support is its best passage's cosine + support_lexical_weight x the share of
+    # its rare terms the passage contains; below support_floor it is "not found in the
+    # abstract". The lexical weight also scores the offline answer's sentences.
+    support_lexical_weight: float = 0.3
+    support_floor: float = 0.849
+
+    # The offline answer's sentence choice (rag.answer.extractive): what a sentence's kind
+    # adds to its match (no sweep script; bench/eval_answers.py measures the quotes chosen).
+    contribution_bonus: float = 0.1  # "we propose X", in a which / how question or a list
+    result_bonus: float = 0.05  # a finding, when results are not what is asked
+    problem_penalty: float = 0.1  # a problem statement or background
+    leaning_penalty: float = 0.1  # a sentence that leans on the one before it
+
+    # The topic map (rag.explore.topicmap): weight of the map coordinates (in [-1, 1]) beside
+    # the unit vectors when clustering topics (no sweep script; the agreement figures in
+    # rag.explore.topicmap.cluster_topics measure it).
+    layout_weight: float = 2.0
+
+
+MINILM = Calibration()
+
+# Fitted so far: the bundled model only. Any other embedding model (OpenAI embeddings) is
+# read with the MiniLM values, as it always was; the support check is not measured for it
+# (rag.answer.pipeline).
+CALIBRATIONS: dict[str, Calibration] = {MINILM.model: MINILM}
+
+
+def calibration_for(embedding: EmbeddingSettings) -> Calibration:
+    """The constants fitted for the configured embedding model (MiniLM's for an unknown one)."""
+    return CALIBRATIONS.get(embedding.model, MINILM)
