@@ -22,9 +22,9 @@ from rag.cli.main import main
 from rag.errors import AnswerError
 from rag.index.chunking import sentences
 from rag.lang.messages import MESSAGES
-from rag.models.factory import OFFLINE_MODEL
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
+from rag.types import OFFLINE_MODEL
 from tests.helpers import DATA, read_jsonl
 
 SEED_QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")

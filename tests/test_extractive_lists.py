@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.extractive import (
-    ExtractiveOptions,
-    answer_mode,
-    contribution_sentence,
-    extractive_answer,
-)
+from rag.answer.extractive import ExtractiveOptions, contribution_sentence, extractive_answer
+from rag.answer.question_kind import answer_mode
 from rag.models.minilm import LocalEmbeddings
 from rag.types import Paper, RetrievedPaper
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import streamlit as st
 
 from rag.errors import AnswerError, ConfigError, StoreError
-from rag.models.factory import OFFLINE_MODEL, chat_model_name
+from rag.models.factory import chat_model_name
 from rag.settings import Settings, get_settings
-from rag.types import TIERS
+from rag.types import OFFLINE_MODEL, TIERS
 from ui import explore, map_view, papers_view
 from ui.chat_view import answerable_examples, ask, new_chat, show_reply, use_example
 from ui.index_view import load_model_assistant, open_or_explain

@@ -18,8 +18,9 @@ from typing import Any
 
 from rag.common.redact import display_url
 from rag.errors import ConfigError
-from rag.models.factory import OFFLINE_MODEL, chat_model_name
+from rag.models.factory import chat_model_name
 from rag.settings import Settings, preset_names, resolve_config_path, with_overrides
+from rag.types import OFFLINE_MODEL
 
 CONFIGURED = "configured"
 

@@ -15,10 +15,10 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.citations import CitedAnswer
 from rag.answer.references import Reference
 from rag.answer.support import CachedEmbeddings
-from rag.models.factory import OFFLINE_MODEL, chat_model_name
+from rag.models.factory import chat_model_name
 from rag.retrieval.retriever import Retriever
 from rag.settings import Settings
-from rag.types import RetrievedPaper
+from rag.types import OFFLINE_MODEL, RetrievedPaper
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -25,6 +25,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import inert_markers
+from rag.answer.question_kind import WANTS_RESULTS, WHICH_HOW, answer_mode
 from rag.answer.support import Quote, spell_out
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import mmr, unit_rows
@@ -33,9 +34,6 @@ from rag.lang.messages import MESSAGES
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import RetrievedPaper
 
-SUMMARY_REQUEST = re.compile(
-    r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
-)
 _METHOD = re.compile(
     r"\b(?:we|this (?:paper|work)|our (?:paper|work))\b[^.;]{0,60}?"
     r"\b(?:propos|introduc|present|develop|design|build|formulat)\w*",
@@ -45,31 +43,6 @@ _RESULT = re.compile(
     r"\b(?:outperform|improv|achiev|surpass|state-of-the-art|sota|speed-?up|faster|reduc|"
     r"boost|gain|exceed|better|match|competitive|accura|demonstrat|show)\w*|\d+(?:\.\d+)?\s*%|"
     r"\d+(?:\.\d+)?\s*[x×]\b",
-    re.IGNORECASE,
-)
-# Questions that ask for papers: one line per relevant paper.
-LIST_REQUEST = re.compile(
-    r"^\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
-    r"|articles|benchmarks|techniques)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
-    r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
-    r"(?:papers|works|studies|methods|approaches)\b|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
-    r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
-    r"progress|studies|advances)\b|\b(?:list|show|find)\s+(?:me\s+)?(?:the\s+|some\s+)?"
-    r"(?:papers|works|studies)\b|\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
-    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b",
-    re.IGNORECASE,
-)
-# Which / how questions want what a paper does, not the problem it starts from.
-WHICH_HOW = re.compile(
-    r"\b(?:which|how|why)\b|^\W*what\s+(?:is|are|does|do|did)\b|"
-    r"\bwhat\s+(?:methods?|approach\w*|techniques?)\b",
-    re.IGNORECASE,
-)
-# ...and whether it asks what a paper found ("how much faster", "compare") or what it does.
-WANTS_RESULTS = re.compile(
-    r"\bhow\s+(?:much|many|fast|large|well|big|often|good)\b|\bcompar\w*|\bthan\b|"
-    r"\boutperform\w*|\bbetter\b|\bfaster\b|\bspeed\w*|\baccura\w*|\bresults?\b|\bbeats?\b|"
-    r"\b(?:find|found|finds|show|shows|showed)\b|\bimprov\w*",
     re.IGNORECASE,
 )
 # "We find / show / prove that ...": what the paper establishes.
@@ -149,21 +122,6 @@ class ExtractiveOptions:
     named_only: bool = False
     # The fitted weights: shared terms, and what a sentence's kind adds (`_quality`).
     calibration: Calibration = MINILM
-
-
-def is_summary_request(question: str) -> bool:
-    return bool(SUMMARY_REQUEST.search(question))
-
-
-def is_list_request(question: str) -> bool:
-    """ "Which papers ...", "any work on ...", "summarize the work on X": a list of papers."""
-    return bool(LIST_REQUEST.search(question))
-
-
-def answer_mode(question: str) -> str:
-    if is_list_request(question):
-        return "list"
-    return "summary" if is_summary_request(question) else "answer"
 
 
 def contribution_sentence(abstract: str) -> str:
