@@ -18,6 +18,7 @@ import email.utils
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,6 +120,7 @@ def fetch_venue(
             f"{api_url}: no {what} for venue {venue_id!r} "
             "(check the id, e.g. ICLR.cc/2025/Conference)"
         )
+    _refuse_special(out, out, follow=True)  # nothing but a regular file is replaced
     os.replace(part, out)
     state_path.unlink(missing_ok=True)
     report.written = len(seen)
@@ -146,22 +148,48 @@ def check_api_url(api_url: str) -> str:
 
 
 def _check_writable(out: Path) -> None:
+    """Refuse an `out` the fetch cannot write or must not replace, before the first request.
+
+    `out` itself is never created or unlinked here: it appears only at the end, by renaming
+    `OUT.part` over it, so it must be absent or a regular file (a device node, a FIFO or a
+    symlink to one would be replaced, or would block the probe). The side files the fetch
+    writes, replaces and unlinks (`.part`, `.progress.json`) must be absent or regular too.
+    """
     if out.is_dir():
         raise FetchError(f"--out {out}: is a folder; give a file name, e.g. {out}/papers.jsonl")
     if not out.parent.is_dir():
         raise FetchError(f"--out {out}: folder {out.parent} does not exist")
+    _refuse_special(out, out, follow=True)
+    state = progress_path(out)
+    for side in (out.with_name(out.name + ".part"), state, state.with_name(state.name + ".tmp")):
+        _refuse_special(out, side, follow=False)
     # Mode bits, not only open(): root may write anything, but a read-only mark is a request.
     for path, what in ((out, "file"), (out.parent, "folder")):
         if path.exists() and not path.stat().st_mode & 0o200:
             raise FetchError(f"--out {out}: the {what} {path} is read-only")
-    for path in (out, out.with_name(out.name + ".part")):
+    part = out.with_name(out.name + ".part")  # the fetch's own file: created here if absent
+    for path in (out, part) if out.exists() else (part,):
         try:
             with path.open("a"):
                 pass
         except OSError as e:
             raise FetchError(f"--out {out}: cannot write {path}: {e.strerror}") from None
-    if out.stat().st_size == 0:
-        out.unlink()  # only probed: a complete file appears at the end
+
+
+def _refuse_special(out: Path, path: Path, follow: bool) -> None:
+    """A `path` that exists must be a regular file (`follow`: a symlink to one will do)."""
+    if not os.path.lexists(path):
+        return
+    try:
+        mode = os.stat(path).st_mode if follow else os.lstat(path).st_mode
+    except OSError:  # a dangling symlink, or a target we may not see
+        mode = 0
+    if not stat.S_ISREG(mode):
+        what = "--out" if path == out else f"--out {out}:"
+        raise FetchError(
+            f"{what} {path} exists and is not a regular file (a device, pipe, socket or "
+            "symlink); give the name of a new or regular file"
+        )
 
 
 def _resume_state(
