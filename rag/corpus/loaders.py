@@ -75,19 +75,28 @@ def load_file(path: Path) -> list[Paper]:
     return papers
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A user's text file, checked before it is read: a regular file of at most MAX_FILE_BYTES.
+
+    Every file the program reads for a user goes through here (corpus files, question and
+    conversation files of the CLI): a LoadError (one line) for anything else.
+    """
+    limit = MAX_FILE_BYTES
     try:
         info = path.stat()  # follows symlinks: a link to /dev/zero is a device
         if not stat.S_ISREG(info.st_mode):
             # Reading a FIFO waits for a writer forever; a device never ends.
             raise LoadError(path, f"not a regular file ({_file_kind(info.st_mode)})")
-        if info.st_size > MAX_FILE_BYTES:
-            raise LoadError(
-                path, f"{info.st_size:,} bytes is too big (the limit is {MAX_FILE_BYTES:,})"
-            )
-        data = path.read_bytes()
+        if info.st_size > limit:
+            raise LoadError(path, f"{info.st_size:,} bytes is too big (the limit is {limit:,})")
+        with path.open("rb") as f:
+            data = f.read(limit + 1)  # a file that grew since, or a /proc file sized 0
+        if len(data) > limit:
+            raise LoadError(path, f"more than {limit:,} bytes is too big (the limit)")
     except FileNotFoundError:
         raise LoadError(path, "file not found") from None
+    except IsADirectoryError:
+        raise LoadError(path, "not a regular file (a folder)") from None
     except OSError as e:
         raise LoadError(path, f"cannot read: {e.strerror}") from None
     try:
@@ -111,7 +120,7 @@ def _file_kind(mode: int) -> str:
 def _read_lines(path: Path) -> list[str]:
     # Lines end at "\n" only, as editors count them: U+2028, form feeds and the like are text
     # (inside a JSON string, say), not line breaks.
-    return _read_text(path).split("\n")
+    return read_text(path).split("\n")
 
 
 def load_seed_text(path: Path) -> list[Paper]:
@@ -165,7 +174,7 @@ def load_jsonl(path: Path) -> list[Paper]:
 
 
 def load_csv(path: Path) -> list[Paper]:
-    text = _read_text(path)
+    text = read_text(path)
     # strict: an unclosed quote is an error, not a field that swallows the rest of the file.
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     start = 1  # the line the record being read starts on
