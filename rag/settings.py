@@ -14,8 +14,9 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -53,6 +54,39 @@ SEED_FILES = (
 )
 
 
+def check_base_url(value: str | None) -> str | None:
+    """An OpenAI-compatible server's URL that the HTTP client can use, else a ValueError.
+
+    The message never repeats the value: a URL may carry a password (`user:password@`) or a
+    key (`?api_key=`). A password with an unencoded `/`, `?` or `#` ends the host early, and
+    the client's own error (a traceback) then printed part of it.
+    """
+    if not value:
+        return value
+    hidden = "(value not shown: it may hold a password)"
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"spaces or control characters in the URL {hidden}")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not 1..65535)
+    except ValueError:
+        raise ValueError(f"not a URL: expected http(s)://HOST[:PORT]/PATH {hidden}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected http(s)://HOST[:PORT]/PATH {hidden}")
+    if "@" in parts.path + parts.query + parts.fragment or parts.fragment:
+        raise ValueError(
+            "a '/', '?', '#' or '@' in the user name or password must be percent-encoded "
+            f"(%2F, %3F, %23, %40) {hidden}"
+        )
+    import httpx
+
+    try:
+        httpx.URL(value)
+    except (httpx.InvalidURL, ValueError):
+        raise ValueError(f"not a URL the HTTP client accepts {hidden}") from None
+    return value
+
+
 class Section(BaseModel):
     # NaN and infinity pass no bound honestly ("nan" > 0 is False, "inf" has no ceiling).
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
@@ -78,6 +112,11 @@ class EmbeddingSettings(Section):
         description="Also build and read the bundled multilingual vectors (USE multilingual v3) "
         "for questions not in English.",
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_base_url(cls, value: str | None) -> str | None:
+        return check_base_url(value)
 
 
 class ChunkingSettings(Section):
@@ -190,6 +229,11 @@ class LLMSettings(Section):
     timeout: float = Field(60.0, gt=0, le=600, description="Seconds per request.")
     max_tokens: int = Field(700, ge=16, le=32768)
     max_retries: int = Field(3, ge=0, le=10, description="Retries on 429 and 5xx.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_base_url(cls, value: str | None) -> str | None:
+        return check_base_url(value)
 
 
 class StoreSettings(Section):
