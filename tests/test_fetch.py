@@ -355,3 +355,19 @@ def test_an_out_symlink_to_the_process_stdout_is_refused(tmp_path: Path) -> None
     err = done.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "not a regular file" in err[0], err
     assert done.stdout == b"" and link.is_symlink()
+
+
+def test_a_malformed_note_id_with_terminal_escapes_reaches_the_terminal_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = fixture_notes()
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x1b[31mEvil\u202eZZ1\x9b1m"
+    malformed = next(n for n in notes if n["id"] == "MalformedZZ1")
+    malformed["id"] = malformed["forum"] = hostile
+    out = tmp_path / "venue.jsonl"
+    with OpenReviewServer(notes, page_size=50) as server:
+        args = ["fetch", "openreview", VENUE, "--api-url", server.base_url, "--out", str(out)]
+        assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "skipped 1 malformed notes: note EvilZZ1: no abstract" in printed, printed
+    assert not any(c in printed for c in "\x1b\x07\x9b\u202e"), repr(printed)

@@ -15,7 +15,6 @@ is rag/cli/inputs.py, how they print is rag/cli/output.py.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 from pathlib import Path
@@ -291,15 +290,15 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
             progress=progress,
         )
     if args.json:
-        print(json.dumps(report.as_dict()))
+        print(json_line(report.as_dict()))
     else:
         resumed = f", resumed at note {report.resumed_from}" if report.resumed_from else ""
         print(
             f"{report.written} papers written to {out} in {report.seconds:.1f} s "
             f"({report.requests} requests, {report.retries} retried{resumed})"
         )
-        if report.skipped:
-            print(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
+        if report.skipped:  # the problems name the server's note ids: untrusted text
+            say(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
     if args.ingest:
         args.paths, args.rebuild, args.json, args.if_needed = [out], False, False, False
         return run_ingest(args, settings)
