@@ -10,6 +10,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,51 @@ def test_a_question_file_over_the_size_limit_is_refused(
     big.write_text("What is new in diffusion models?\n" * 10)
     assert main(["search", "--index", str(tmp_path / "index"), "--batch", str(big)]) == 2
     assert "bytes is too big (the limit is 100)" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://127.0.0.1:99999", "port 99999 is not in 1..65535"),
+        ("http://127.0.0.1:abc", "port 'abc' is not a number"),
+        ("http://127.0.0.1:0", "port 0 is not in 1..65535"),
+        ("http://127.0.0.1:-1", "is not a number"),
+    ],
+)
+def test_a_chroma_url_with_a_bad_port_is_one_line_and_exit_2(
+    url: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", "what is new in diffusion?", "--chroma-url", url]) == 2
+    line = one_error_line(capsys)
+    assert f"--chroma-url {url!r}" in line and words in line, line
+
+
+def test_a_chroma_url_with_a_port_is_used_as_given() -> None:
+    from rag.cli.main import build_parser, load_settings
+
+    args = build_parser().parse_args(["stats", "--chroma-url", "https://db.example:9443"])
+    store = load_settings(args).store
+    assert (store.mode, store.host, store.port, store.ssl) == ("http", "db.example", 9443, True)
+    args = build_parser().parse_args(["stats", "--chroma-url", "http://db.example"])
+    assert load_settings(args).store.port == 8000
+
+
+def test_a_question_argument_that_is_not_utf8_is_one_line_and_exit_2(seed_settings: Any) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    index = str(seed_settings.store.index_dir).encode()
+    for argv in (
+        [b"search", b"diffusion \xff models", b"--index", index],
+        [b"ask", b"\xfe\xff?", b"--index", index, b"--config", b"offline"],
+    ):
+        done = subprocess.run(
+            [sys.executable.encode(), b"-m", b"rag.cli.main", *argv],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(root), "LC_ALL": "C.UTF-8"},
+        )
+        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        assert done.returncode == 2, err
+        assert len(err) == 1 and err[0].startswith("error: ") and "not UTF-8" in err[0], err

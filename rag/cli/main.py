@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings: Settings | None = None
     try:
+        check_text_arguments(args)
         settings = load_settings(args)
         return int(args.run(args, settings) or 0)
     except KeyboardInterrupt:
@@ -146,6 +147,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_text_arguments(args: argparse.Namespace) -> None:
+    """Refuse a text argument that is not UTF-8 (a question typed as `$'\\xff'`).
+
+    Python keeps such bytes as lone surrogates, which no tokenizer, terminal or JSON encoder
+    accepts: a traceback later. Paths are left alone (a file name may be any bytes).
+    """
+    for name, value in sorted(vars(args).items()):
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                byte = ord(text[e.start]) - 0xDC00 if "\udc80" <= text[e.start] <= "\udcff" else 0
+                what = f"byte 0x{byte:02x}" if byte else "a lone surrogate"
+                raise UsageError(
+                    f"{_argument_name(name)}: not UTF-8 text ({what} at character {e.start}); "
+                    "give it in UTF-8"
+                ) from None
+
+
+_POSITIONALS = {"question": "QUESTION", "venue_id": "VENUE_ID", "paper_id": "ID", "paper_ids": "ID"}
+
+
+def _argument_name(dest: str) -> str:
+    return _POSITIONALS.get(dest) or "--" + dest.replace("_", "-")
+
+
+def _chroma_port(raw: str, url: Any) -> int:
+    """The port of `--chroma-url`, 1..65535 as written (none given: the scheme's default)."""
+    given = url.netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    if not given:
+        return 443 if url.scheme == "https" else 8000
+    if not given.isdigit():
+        raise UsageError(f"--chroma-url {raw!r}: port {given!r} is not a number")
+    if not 1 <= int(given) <= 65535:
+        raise UsageError(f"--chroma-url {raw!r}: port {int(given)} is not in 1..65535")
+    return int(given)
+
+
 def load_settings(args: argparse.Namespace) -> Settings:
     settings = get_settings(args.config)
     overrides: dict[str, Any] = {}
@@ -158,7 +199,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
         overrides.setdefault("store", {}).update(
             mode="http",
             host=url.hostname,
-            port=url.port or (443 if url.scheme == "https" else 8000),
+            port=_chroma_port(args.chroma_url, url),
             ssl=url.scheme == "https",
         )
     settings = with_overrides(settings, overrides)
