@@ -7,10 +7,13 @@ sections, e.g. `RAG_LLM__MODEL=openai:gpt-4o-mini`.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
+import sys
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -382,10 +385,54 @@ def _env_error(error: SettingsError) -> ConfigError:
     return ConfigError(f"{name}: {reason}; {hint}")
 
 
+# RAG_ variables the project reads that are not settings.
+OTHER_VARIABLES = ("RAG_CONFIG", "RAG_MODEL_CACHE", "RAG_FAULT_SEED")
+_warned: set[str] = set()
+
+
+def setting_variables() -> list[str]:
+    """Every RAG_ variable that sets something, from the models as they are now."""
+    names = []
+    for field, info in Settings.model_fields.items():
+        names.append(ENV_PREFIX + field.upper())
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            names += [f"{ENV_PREFIX}{field.upper()}__{key.upper()}" for key in section.model_fields]
+    return names
+
+
+def warn_unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Warn once on stderr about each RAG_ variable that no setting reads (a typo is otherwise
+    silently ignored), naming the closest setting. Unknown keys of a known section
+    (`RAG_LLM__MODLE`) are errors already, raised by the settings model."""
+    env = os.environ if environ is None else environ
+    sections = {field.upper() for field in Settings.model_fields}
+    known = setting_variables()
+    warnings = []
+    for name in sorted(env):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in OTHER_VARIABLES or name in _warned:
+            continue
+        if upper.removeprefix(ENV_PREFIX).split("__")[0] in sections:
+            continue
+        _warned.add(name)
+        close = difflib.get_close_matches(upper, known, n=1, cutoff=0.6)
+        hint = (
+            f"did you mean {close[0]}?"
+            if close
+            else "settings are RAG_SECTION__KEY, e.g. RAG_LLM__MODEL (see config/default.toml)"
+        )
+        warnings.append(f"warning: {name} is not a setting and is ignored; {hint}")
+    for line in warnings:
+        print(line, file=sys.stderr)
+    return warnings
+
+
 def get_settings(
     config: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> Settings:
     """Load settings: default.toml < config (path or preset name) < env < overrides."""
+    warn_unknown_variables()
     files = [DEFAULT_CONFIG]
     if config is not None:
         files.append(resolve_config_path(config))
