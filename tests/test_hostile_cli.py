@@ -130,3 +130,30 @@ def test_a_question_argument_that_is_not_utf8_is_one_line_and_exit_2(seed_settin
         err = done.stderr.decode("utf-8", "replace").strip().splitlines()
         assert done.returncode == 2, err
         assert len(err) == 1 and err[0].startswith("error: ") and "not UTF-8" in err[0], err
+
+
+def test_an_index_in_a_read_only_folder_is_one_line_naming_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build record beside the index is the first write: EROFS there (a read-only mount,
+    simulated: root may write anywhere else) is one line naming the folder and what to do."""
+    import errno
+
+    from rag.settings import SEED_FILES
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    original = Path.write_text
+
+    def read_only(self: Path, *args: Any, **kwargs: Any) -> int:
+        if self.parent == folder:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", read_only)
+    index = folder / "idx"
+    assert main(["ingest", str(SEED_FILES[0]), "--index", str(index)]) == 2
+    line = one_error_line(capsys)
+    assert f"cannot write in {folder}" in line and "Read-only file system" in line, line
+    assert "--index" in line and ".tmp" not in line, line
+    assert not list(folder.iterdir())

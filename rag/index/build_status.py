@@ -7,6 +7,7 @@ behind if the build dies, which marks the index as incomplete until a build fini
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.errors import StoreError
 from rag.settings import Settings
 
 
@@ -73,7 +75,6 @@ def recording_build(
 ) -> Iterator[Callable[[int, int], None]]:
     """A progress callback that also records the build; the record goes when the build succeeds."""
     path = status_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     done = [0]
     reported: list[bool] = []
@@ -81,8 +82,13 @@ def recording_build(
     def write(total: int) -> None:
         status = {"pid": os.getpid(), "done": done[0], "total": total, "started": started}
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**status, "updated": time.time()}), encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(json.dumps({**status, "updated": time.time()}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()  # half written (disk full): not left behind
+            raise
 
     def record(papers: int, total: int) -> None:
         reported.append(True)
@@ -94,8 +100,16 @@ def recording_build(
     # Marked incomplete from the start (a build killed before its first batch leaves a partial
     # index too), but never over another build's record: the index lock may refuse this one.
     created = not path.exists()
-    if created:
-        write(0)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if created:
+            write(0)
+    except OSError as e:  # the first write of a build: a read-only folder or mount shows here
+        raise StoreError(
+            f"cannot write in {path.parent} ({e.strerror}): the index "
+            f"{settings.store.index_dir.name} and its build record go there; give --index "
+            "(store.index_dir) a folder you can write, or make this one writable"
+        ) from None
     try:
         yield record
     except BaseException:
