@@ -319,7 +319,12 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.corpus.openreview import DEFAULT_API_URL, default_out, fetch_venue
+    from rag.corpus.openreview import (
+        DEFAULT_API_URL,
+        MAX_ABSTRACT_CHARS,
+        default_out,
+        fetch_venue,
+    )
 
     out = args.out or default_out(args.venue_id)
     with progress_bar("notes") as progress:
@@ -340,6 +345,10 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         )
         if report.skipped:  # the problems name the server's note ids: untrusted text
             say(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
+        if report.truncated:
+            say(f"cut {report.truncated} abstracts to {MAX_ABSTRACT_CHARS:,} characters")
+    if report.stopped:  # a server that would never end: what was fetched is kept
+        print(f"warning: {terminal_text(report.stopped)}", file=sys.stderr)
     if args.ingest:
         args.paths, args.rebuild, args.json, args.if_needed = [out], False, False, False
         return run_ingest(args, settings)

@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,12 @@ from rag.errors import FetchError
 DEFAULT_API_URL = "https://api2.openreview.net"
 SITE = "https://openreview.net"
 PAGE_SIZE = 1000  # the API's maximum
+# Bounds against a server that never ends: ICLR 2025 had about 11,700 submissions; a page of
+# 1,000 notes is 3-5 MB of JSON; OpenReview caps an abstract at 5,000 characters.
+MAX_NOTES = 200_000  # the offset past which a fetch stops
+MAX_PAGE_BYTES = 64 << 20  # per reply, compressed and inflated
+PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
+MAX_ABSTRACT_CHARS = 20_000
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
 TIERS = ("Oral", "Spotlight", "Poster")
@@ -48,6 +55,8 @@ class FetchReport:
     retries: int = 0
     resumed_from: int = 0
     seconds: float = 0.0
+    truncated: int = 0  # abstracts cut to MAX_ABSTRACT_CHARS
+    stopped: str = ""  # why the fetch stopped before the server said it was complete
     problems: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -64,6 +73,8 @@ def fetch_venue(
     backoff: float = 1.0,
     max_wait: float = MAX_WAIT,
     timeout: float = 60.0,
+    page_deadline: float = PAGE_DEADLINE,
+    page_size: int = PAGE_SIZE,
 ) -> FetchReport:
     """Write the venue's papers to `out` (JSONL); resume an interrupted fetch of the same query."""
     check_venue_id(venue_id)
@@ -80,18 +91,34 @@ def fetch_venue(
     report = FetchReport(out=out, resumed_from=state["offset"])
     report.skipped, report.excluded = state["skipped"], state["excluded"]
     started = time.perf_counter()
-    with httpx.Client(base_url=api_url, timeout=timeout, headers=_HEADERS) as client:
+    fetched = set(seen)  # every note id of this fetch: a page with none new is a repeat
+    transport = _BoundedTransport(page_deadline)
+    with httpx.Client(
+        base_url=api_url, timeout=timeout, headers=_HEADERS, transport=transport
+    ) as client:
         while True:
-            params = {**query, "limit": PAGE_SIZE, "offset": state["offset"]}
+            params = {**query, "limit": page_size, "offset": state["offset"]}
             page = _get_notes(client, params, retries, backoff, max_wait, report)
-            notes, count = page["notes"], page.get("count")
+            # A page with more notes than asked for: the rest come again with the next page.
+            notes, count = page["notes"][:page_size], page.get("count")
             if isinstance(count, int):
                 state["count"] = count
             if not notes:
                 break
+            ids = {_note_id(n) for n in notes}
+            if not ids - fetched:
+                report.stopped = (
+                    f"the server sent the same notes again at offset {state['offset']}; "
+                    "stopped there"
+                )
+                break
+            fetched |= ids
             lines = []
             for note in notes:
                 record, problem = paper_from_note(note, venue_id, all_decisions)
+                if record is not None and problem:  # kept, its abstract cut
+                    report.truncated += 1
+                    problem = ""
                 if problem == "excluded":
                     report.excluded += 1
                 elif record is None:
@@ -112,6 +139,12 @@ def fetch_venue(
                 progress(len(notes), int(state.get("count") or state["offset"]))
             if state.get("count") is not None and state["offset"] >= state["count"]:
                 break
+            if state["offset"] >= MAX_NOTES:
+                report.stopped = (
+                    f"more than {MAX_NOTES:,} notes (the server says {state.get('count')}); "
+                    "stopped there"
+                )
+                break
     if not seen:
         part.unlink(missing_ok=True)
         state_path.unlink(missing_ok=True)
@@ -128,7 +161,11 @@ def fetch_venue(
     return report
 
 
-_HEADERS = {"Accept": "application/json", "User-Agent": "iclr-rag (rag fetch)"}
+_HEADERS = {
+    "Accept": "application/json",
+    "Accept-Encoding": "gzip, deflate",  # what _BoundedTransport inflates (with a bound)
+    "User-Agent": "iclr-rag (rag fetch)",
+}
 
 
 def progress_path(out: Path) -> Path:
@@ -259,6 +296,69 @@ def _get_notes(
     raise AssertionError("unreachable")
 
 
+class _BoundedTransport(httpx.HTTPTransport):
+    """Every reply read whole here, within MAX_PAGE_BYTES (compressed and inflated) and
+    `deadline` seconds in all: a gzip bomb, an endless body or one dripped a byte at a time
+    (each read within `timeout`) ends as an error instead of filling memory or never ending.
+    Only gzip and deflate are asked for (_HEADERS), and inflated here with a bound.
+    """
+
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        started = time.monotonic()
+        response = super().handle_request(request)
+        limit = MAX_PAGE_BYTES
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        declared = response.headers.get("Content-Length", "")
+        body = bytearray()
+        try:
+            if encoding not in ("identity", "gzip", "deflate"):
+                raise FetchError(f"{_where(request)}: a reply in {encoding!r}, not gzip")
+            if declared.isdigit() and int(declared) > limit:
+                raise _too_big(request, limit)
+            inflate = zlib.decompressobj(47) if encoding != "identity" else None  # gzip or zlib
+            raw = 0
+            for chunk in response.iter_raw():
+                raw += len(chunk)
+                if raw > limit:
+                    raise _too_big(request, limit)
+                if inflate is None:
+                    body += chunk
+                else:
+                    body += inflate.decompress(chunk, limit + 1 - len(body))
+                    if inflate.unconsumed_tail:
+                        raise _too_big(request, limit)
+                if len(body) > limit:
+                    raise _too_big(request, limit)
+                if time.monotonic() - started > self.deadline:
+                    raise httpx.ReadTimeout(
+                        f"the reply took longer than {self.deadline:g} s", request=request
+                    )
+        except zlib.error:
+            raise httpx.DecodingError("a reply that does not inflate", request=request) from None
+        finally:
+            response.close()
+        dropped = ("content-encoding", "content-length", "transfer-encoding")
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in dropped]
+        return httpx.Response(
+            response.status_code, headers=headers, content=bytes(body), request=request
+        )
+
+
+def _where(request: httpx.Request) -> str:
+    return str(request.url.copy_with(query=None))
+
+
+def _too_big(request: httpx.Request, limit: int) -> FetchError:
+    return FetchError(
+        f"{_where(request)}: a reply of more than {limit:,} bytes "
+        "(a page of 1,000 notes is a few MB); the server is not answering like OpenReview"
+    )
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("Retry-After", "").strip()
     if not value:
@@ -300,12 +400,14 @@ def paper_from_note(
     for key, text in (("title", title), ("abstract", abstract)):
         if not isinstance(text, str) or not text.strip():
             return None, f"note {pid}: no {key}"
+    abstract, cut = cap_abstract(" ".join(abstract[: MAX_ABSTRACT_CHARS * 2].split()))
+    title = title[:MAX_ABSTRACT_CHARS]
     venue = value("venue") if isinstance(value("venue"), str) else ""
     pdf = value("pdf")
     record: dict[str, Any] = {
         "id": pid,
         "title": " ".join(title.split()),
-        "abstract": " ".join(abstract.split()),
+        "abstract": abstract,
         "authors": _texts(value("authors")),
         "keywords": _texts(value("keywords")),
         "decision": decision(venue, venueid, venue_id),
@@ -319,7 +421,17 @@ def paper_from_note(
         "authors_ordered": True,
         "source": f"openreview api v2: {venue_id}",
     }
-    return record, ""
+    return record, f"note {pid}: abstract cut to {MAX_ABSTRACT_CHARS:,} characters" if cut else ""
+
+
+def cap_abstract(abstract: str, limit: int | None = None) -> tuple[str, bool]:
+    """`abstract` cut at a word to at most `limit` (MAX_ABSTRACT_CHARS) characters, and whether
+    it was: a 10 MB "abstract" would be embedded for minutes and fill the prompt."""
+    limit = MAX_ABSTRACT_CHARS if limit is None else limit
+    if len(abstract) <= limit:
+        return abstract, False
+    cut = abstract[: limit + 1].rsplit(" ", 1)[0] if " " in abstract[:limit] else abstract
+    return cut[:limit].rstrip(), True
 
 
 def decision(venue: str, venueid: Any, venue_id: str) -> str:
