@@ -185,3 +185,28 @@ def test_the_cli_says_when_it_stopped_early_and_what_it_cut(
     captured = capsys.readouterr()
     assert "cut 1 abstracts to 20,000 characters" in captured.out
     assert "warning: the server sent the same notes again at offset 4" in captured.err
+
+
+def test_a_10_mb_abstract_in_a_corpus_file_is_cut_when_loaded_and_counted(
+    tmp_path: Path, embeddings: Any
+) -> None:
+    from rag.corpus.loaders import MAX_ABSTRACT_CHARS, load_papers
+    from rag.index.ingest import build_index
+    from tests.helpers import make_settings
+
+    corpus = tmp_path / "huge.jsonl"
+    records = [
+        {"id": "huge1", "title": "Huge", "abstract": "graph " * 2_000_000},
+        {"id": "small1", "title": "Small", "abstract": "A short abstract about graphs."},
+    ]
+    corpus.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    papers = {p.id: p for p in load_papers([corpus])}
+    assert len(papers["huge1"].abstract) <= MAX_ABSTRACT_CHARS
+    assert papers["huge1"].abstract.startswith("graph graph") and papers["huge1"].extra == {
+        "abstract_truncated": True
+    }
+    assert papers["small1"].extra == {}
+    started = time.monotonic()
+    report = build_index(make_settings(tmp_path / "index"), [corpus], embeddings=embeddings)
+    assert report.added == 2 and report.truncated == 1
+    assert time.monotonic() - started < 120

@@ -209,6 +209,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.corpus.loaders import MAX_ABSTRACT_CHARS
     from rag.index.build_status import index_is_built, recording_build
     from rag.index.ingest import build_index
 
@@ -231,6 +232,8 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         f"{merged}; chunks: {report.chunks} in the index, {report.embedded_chunks} embedded now "
         f"({report.embedded_tokens} tokens, {rate:.0f} tokens/s); {report.seconds:.1f} s"
     )
+    if report.truncated:
+        print(f"{report.truncated} abstracts longer than {MAX_ABSTRACT_CHARS:,} characters cut")
     if settings.embedding.multilingual:
         print(
             f"multilingual vectors: {report.multilingual_embedded} papers embedded now; "

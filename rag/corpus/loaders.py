@@ -21,6 +21,9 @@ from rag.types import Paper
 SUFFIXES = (".txt", ".jsonl", ".csv")
 KNOWN_FIELDS = ("id", "title", "abstract", "authors", "keywords", "decision", "url")
 MAX_FILE_BYTES = 1 << 30  # the real corpus is 3 MB; a bigger file is a mistake, not papers
+# OpenReview caps an abstract at 5,000 characters; a 10 MB one would be embedded for minutes
+# and fill every prompt. Longer ones are cut at a word (`abstract_truncated` in the record).
+MAX_ABSTRACT_CHARS = 20_000
 # Lists of titles without abstracts (data/iclr2025/*_no_abstract.jsonl) only name seeds
 # (rag/corpus/seeds.py); a folder's papers are its other files.
 TITLE_LIST_SUFFIX = "_no_abstract.jsonl"
@@ -213,7 +216,7 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
     if not isinstance(abstract, str):
         problem = "no abstract" if abstract is None else "abstract is not text"
         raise LoadError(path, problem, line)
-    abstract = " ".join(abstract.split())
+    abstract, cut = cap_abstract(" ".join(abstract.split()))
     if not abstract:
         raise LoadError(path, "empty abstract", line)
     if not visible(abstract):
@@ -238,8 +241,20 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
         url=text["url"],
         source=path.name,
         position=line,
-        extra={k: v for k, v in record.items() if k not in KNOWN_FIELDS},
+        extra={k: v for k, v in record.items() if k not in KNOWN_FIELDS}
+        | ({"abstract_truncated": True} if cut else {}),
     )
+
+
+def cap_abstract(abstract: str, limit: int | None = None) -> tuple[str, bool]:
+    """`abstract` cut at a word to at most `limit` (MAX_ABSTRACT_CHARS) characters, and whether
+    it was cut."""
+    limit = MAX_ABSTRACT_CHARS if limit is None else limit
+    if len(abstract) <= limit:
+        return abstract, False
+    head = abstract[: limit + 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else head
+    return cut[:limit].rstrip(), True
 
 
 def visible(text: str) -> bool:

@@ -28,17 +28,17 @@ from typing import Any
 
 import httpx
 
+from rag.corpus.loaders import MAX_ABSTRACT_CHARS, cap_abstract
 from rag.errors import FetchError
 
 DEFAULT_API_URL = "https://api2.openreview.net"
 SITE = "https://openreview.net"
 PAGE_SIZE = 1000  # the API's maximum
 # Bounds against a server that never ends: ICLR 2025 had about 11,700 submissions; a page of
-# 1,000 notes is 3-5 MB of JSON; OpenReview caps an abstract at 5,000 characters.
+# 1,000 notes is 3-5 MB of JSON. Abstracts are cut to MAX_ABSTRACT_CHARS (rag.corpus.loaders).
 MAX_NOTES = 200_000  # the offset past which a fetch stops
 MAX_PAGE_BYTES = 64 << 20  # per reply, compressed and inflated
 PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
-MAX_ABSTRACT_CHARS = 20_000
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
 TIERS = ("Oral", "Spotlight", "Poster")
@@ -400,7 +400,7 @@ def paper_from_note(
     for key, text in (("title", title), ("abstract", abstract)):
         if not isinstance(text, str) or not text.strip():
             return None, f"note {pid}: no {key}"
-    abstract, cut = cap_abstract(" ".join(abstract[: MAX_ABSTRACT_CHARS * 2].split()))
+    abstract, cut = cap_abstract(" ".join(abstract.split()))
     title = title[:MAX_ABSTRACT_CHARS]
     venue = value("venue") if isinstance(value("venue"), str) else ""
     pdf = value("pdf")
@@ -422,16 +422,6 @@ def paper_from_note(
         "source": f"openreview api v2: {venue_id}",
     }
     return record, f"note {pid}: abstract cut to {MAX_ABSTRACT_CHARS:,} characters" if cut else ""
-
-
-def cap_abstract(abstract: str, limit: int | None = None) -> tuple[str, bool]:
-    """`abstract` cut at a word to at most `limit` (MAX_ABSTRACT_CHARS) characters, and whether
-    it was: a 10 MB "abstract" would be embedded for minutes and fill the prompt."""
-    limit = MAX_ABSTRACT_CHARS if limit is None else limit
-    if len(abstract) <= limit:
-        return abstract, False
-    cut = abstract[: limit + 1].rsplit(" ", 1)[0] if " " in abstract[:limit] else abstract
-    return cut[:limit].rstrip(), True
 
 
 def decision(venue: str, venueid: Any, venue_id: str) -> str:
