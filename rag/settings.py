@@ -7,15 +7,19 @@ sections, e.g. `RAG_LLM__MODEL=openai:gpt-4o-mini`.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
+import sys
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -57,6 +61,39 @@ SEED_FILES = (
 )
 
 
+def check_base_url(value: str | None) -> str | None:
+    """An OpenAI-compatible server's URL that the HTTP client can use, else a ValueError.
+
+    The message never repeats the value: a URL may carry a password (`user:password@`) or a
+    key (`?api_key=`). A password with an unencoded `/`, `?` or `#` ends the host early, and
+    the client's own error (a traceback) then printed part of it.
+    """
+    if not value:
+        return value
+    hidden = "(value not shown: it may hold a password)"
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"spaces or control characters in the URL {hidden}")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not 1..65535)
+    except ValueError:
+        raise ValueError(f"not a URL: expected http(s)://HOST[:PORT]/PATH {hidden}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected http(s)://HOST[:PORT]/PATH {hidden}")
+    if "@" in parts.path + parts.query + parts.fragment or parts.fragment:
+        raise ValueError(
+            "a '/', '?', '#' or '@' in the user name or password must be percent-encoded "
+            f"(%2F, %3F, %23, %40) {hidden}"
+        )
+    import httpx
+
+    try:
+        httpx.URL(value)
+    except (httpx.InvalidURL, ValueError):
+        raise ValueError(f"not a URL the HTTP client accepts {hidden}") from None
+    return value
+
+
 class Section(BaseModel):
     # NaN and infinity pass no bound honestly ("nan" > 0 is False, "inf" has no ceiling).
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
@@ -82,6 +119,11 @@ class EmbeddingSettings(Section):
         description="Also build and read the bundled multilingual vectors (USE multilingual v3) "
         "for questions not in English.",
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_base_url(cls, value: str | None) -> str | None:
+        return check_base_url(value)
 
 
 class ChunkingSettings(Section):
@@ -117,6 +159,11 @@ class LLMSettings(Section):
     timeout: float = Field(60.0, gt=0, le=600, description="Seconds per request.")
     max_tokens: int = Field(700, ge=16, le=32768)
     max_retries: int = Field(3, ge=0, le=10, description="Retries on 429 and 5xx.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_base_url(cls, value: str | None) -> str | None:
+        return check_base_url(value)
 
 
 class StoreSettings(Section):
@@ -264,10 +311,54 @@ def _env_error(error: SettingsError) -> ConfigError:
     return ConfigError(f"{name}: {reason}; {hint}")
 
 
+# RAG_ variables the project reads that are not settings.
+OTHER_VARIABLES = ("RAG_CONFIG", "RAG_MODEL_CACHE", "RAG_FAULT_SEED")
+_warned: set[str] = set()
+
+
+def setting_variables() -> list[str]:
+    """Every RAG_ variable that sets something, from the models as they are now."""
+    names = []
+    for field, info in Settings.model_fields.items():
+        names.append(ENV_PREFIX + field.upper())
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            names += [f"{ENV_PREFIX}{field.upper()}__{key.upper()}" for key in section.model_fields]
+    return names
+
+
+def warn_unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Warn once on stderr about each RAG_ variable that no setting reads (a typo is otherwise
+    silently ignored), naming the closest setting. Unknown keys of a known section
+    (`RAG_LLM__MODLE`) are errors already, raised by the settings model."""
+    env = os.environ if environ is None else environ
+    sections = {field.upper() for field in Settings.model_fields}
+    known = setting_variables()
+    warnings = []
+    for name in sorted(env):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in OTHER_VARIABLES or name in _warned:
+            continue
+        if upper.removeprefix(ENV_PREFIX).split("__")[0] in sections:
+            continue
+        _warned.add(name)
+        close = difflib.get_close_matches(upper, known, n=1, cutoff=0.6)
+        hint = (
+            f"did you mean {close[0]}?"
+            if close
+            else "settings are RAG_SECTION__KEY, e.g. RAG_LLM__MODEL (see config/default.toml)"
+        )
+        warnings.append(f"warning: {name} is not a setting and is ignored; {hint}")
+    for line in warnings:
+        print(line, file=sys.stderr)
+    return warnings
+
+
 def get_settings(
     config: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> Settings:
     """Load settings: default.toml < config (path or preset name) < env < overrides."""
+    warn_unknown_variables()
     files = [DEFAULT_CONFIG]
     if config is not None:
         files.append(resolve_config_path(config))

@@ -7,6 +7,8 @@
 - Faults are scripted per request: `Fault(429, retry_after=1)`, `Fault(500)`, `Fault("cut")`
   (headers and half the body, then the connection closes); `cut_from(n)` cuts every request
   from the n-th on, until `reset_faults()`.
+- `hostile`: a function `(handler, query) -> bool` that writes its own reply (the same page
+  forever, endless notes, a gzip bomb, a dripped body...; tests/test_fetch_hostile.py).
 
 Every request is recorded (path and query). Only the standard library is used.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -63,6 +66,8 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         owner = self.server.owner
         fault = owner._next_fault(Request(url.path, query))
+        if owner.hostile is not None and owner.hostile(self, query):
+            return
         if url.path != "/notes":
             return self._json(404, {"name": "NotFoundError", "message": f"{url.path} not found"})
         if isinstance(fault, Fault) and fault.kind != "cut":
@@ -124,6 +129,8 @@ class OpenReviewServer(LocalServer):
         self._cut_from: int | None = None
         self._lock = threading.Lock()
         self._server: _Server | None = None
+        # A hostile reply: called with the handler and the query; True when it answered.
+        self.hostile: Callable[[_Handler, dict[str, str]], bool] | None = None
 
     @property
     def base_url(self) -> str:

@@ -3,6 +3,8 @@ when their order is known."""
 
 from __future__ import annotations
 
+import re
+
 import bibtexparser
 from bibtexparser import middlewares
 
@@ -94,4 +96,85 @@ def test_keys_are_unique_and_duplicates_written_once() -> None:
     a = paper(id="id1", title="Graph Transformers Revisited")
     b = paper(id="id2", title="Graph Transformers Revisited")
     entries = parse(bibtex([a, b, a])).entries
-    assert [e.key for e in entries] == ["graph2025transformers", "graph2025transformersa"]
+    assert [e.key for e in entries] == ["graph2025transformers", "graph2025transformers2"]
+
+
+def bibtex_blocks(text: str) -> list[str]:
+    """What classic BibTeX reads: an `@` at brace depth 0 starts an entry, braces nest
+    whatever precedes them (BibTeX has no `\\{` escape). Fails on a brace closed below 0."""
+    starts, depth = [], 0
+    for i, c in enumerate(text):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            assert depth >= 0, f"a '}}' closes more than was opened at {i}: {text[i - 40 : i]!r}"
+        elif c == "@" and depth == 0:
+            starts.append(text[i : text.index("{", i)])
+    assert depth == 0, "unbalanced braces"
+    return starts
+
+
+HOSTILE = {
+    "title": [
+        "T}} @misc{pwned, title={x",
+        "Closing } without opening",
+        "Opening { without closing",
+        "}{ reversed }{ pairs",
+        "A {balanced} title",
+        "Backslash at the end \\",
+    ],
+    "authors": [
+        ("A} and @misc{evil", "Bob and Alice", "AND Carol", "others"),
+        ("Dan {", "} Eve", "and Frank"),
+    ],
+}
+
+
+def decode(value: str) -> str:
+    """A field as LaTeX prints it (what LatexDecodingMiddleware does, for one value)."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    text = value[1:-1] if value.startswith("{") and value.endswith("}") else value
+    return str(LatexNodes2Text().latex_to_text(text))
+
+
+def test_hostile_titles_and_authors_make_one_entry_each_and_parse_back_unchanged() -> None:
+    papers = [
+        paper(id=f"p{i}", title=title, authors=authors, extra={"authors_ordered": True})
+        for i, (title, authors) in enumerate(
+            (t, a) for t in HOSTILE["title"] for a in HOSTILE["authors"]
+        )
+    ]
+    text = bibtex(papers)
+    assert bibtex_blocks(text) == ["@inproceedings"] * len(papers), text
+    library = bibtexparser.parse_string(
+        text,
+        # Split as BibTeX does (on the braces as written); each name is decoded below.
+        append_middleware=[middlewares.SeparateCoAuthors()],
+    )
+    assert not library.failed_blocks and len(library.blocks) == len(papers), text
+    for p, entry in zip(papers, library.entries, strict=True):
+        assert set(entry.fields_dict) == {"title", "author", "booktitle", "year", "url"}
+        assert decode(entry.fields_dict["title"].value) == " ".join(p.title.split()), text
+        names = entry.fields_dict["author"].value
+        assert [decode(n) for n in names] == list(p.authors), names
+
+
+def test_an_and_inside_one_author_does_not_split_it_for_bibtex() -> None:
+    text = bibtex([paper(authors=("Bob and Alice", "Carol"), extra={"authors_ordered": True})])
+    raw = bibtexparser.parse_string(text).entries[0].fields_dict["author"].value
+    # BibTeX splits names at " and " outside braces only: one separator, between the two.
+    depth, separators = 0, 0
+    for i, c in enumerate(raw):
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        separators += depth == 0 and raw[i : i + 5].lower() == " and "
+    assert separators == 1, raw
+
+
+def test_many_colliding_keys_stay_plain_ascii_with_numeric_suffixes() -> None:
+    same = [paper(id=f"id{i}", title="Graph Transformers Revisited") for i in range(40)]
+    keys = [e.key for e in parse(bibtex(same)).entries]
+    assert len(set(keys)) == 40
+    assert keys[:3] == ["graph2025transformers", "graph2025transformers2", "graph2025transformers3"]
+    assert all(re.fullmatch(r"[a-z0-9]+", k) for k in keys), keys

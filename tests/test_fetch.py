@@ -262,3 +262,112 @@ def test_a_server_refusing_the_query_is_not_retried(tmp_path: Path) -> None:
         with pytest.raises(FetchError, match="HTTP 403"):
             fetch(server, tmp_path / "x.jsonl")
         assert len(server.requests) == 1
+
+
+def _special_outs(tmp_path: Path) -> dict[str, Path]:
+    """--out paths that exist and are not regular files, all inside tmp_path."""
+    import os
+    import stat
+
+    outs: dict[str, Path] = {}
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    outs["fifo"] = fifo
+    if os.geteuid() == 0:  # a device node of our own (char 1,3 as /dev/null), never the real one
+        node = tmp_path / "dev-copy"
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        outs["device"] = node
+        (tmp_path / "link-to-device").symlink_to(node)
+        outs["symlink to a device"] = tmp_path / "link-to-device"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    outs["dangling symlink"] = tmp_path / "dangling"
+    return outs
+
+
+def test_an_out_that_is_not_a_regular_file_is_refused_and_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--out` a device node, a FIFO or a symlink to one: refused, one line, nothing unlinked."""
+    import stat
+
+    outs = _special_outs(tmp_path)
+    modes = {name: path.lstat().st_mode for name, path in outs.items()}
+    with OpenReviewServer() as server:
+        for name, out in outs.items():
+            argv = ["fetch", "openreview", VENUE, "--api-url", server.base_url, "--out", str(out)]
+            assert main(argv) == 2, name
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and "not a regular file" in err[0], (name, err)
+            assert out.lstat().st_mode == modes[name], name  # still there, still what it was
+        assert server.requests == []  # refused before asking the API
+    if "device" in outs:
+        assert stat.S_ISCHR(outs["device"].lstat().st_mode)
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob("*.progress.json"))
+
+
+def test_side_files_that_are_not_regular_files_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OUT.part or OUT.progress.json a FIFO or a device: the fetch would replace or unlink it."""
+    import os
+
+    for suffix in (".part", ".progress.json"):
+        out = tmp_path / f"x{suffix.replace('.', '-')}.jsonl"
+        side = out.with_name(out.name + suffix)
+        os.mkfifo(side)
+        with OpenReviewServer() as server:
+            argv = ["fetch", "openreview", VENUE, "--api-url", server.base_url, "--out", str(out)]
+            assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "not a regular file" in err[0], err
+        assert side.exists() and not side.is_file() and not out.exists()
+
+
+def test_an_existing_empty_out_is_kept_when_the_fetch_fails(tmp_path: Path) -> None:
+    """An empty file the user made is not the program's to unlink (it used to be "only probed")."""
+    out = tmp_path / "empty.jsonl"
+    out.write_bytes(b"")
+    with OpenReviewServer() as server:
+        server.script(Fault(403))
+        with pytest.raises(FetchError, match="HTTP 403"):
+            fetch(server, out)
+    assert out.exists() and out.read_bytes() == b""
+
+
+def test_an_out_symlink_to_the_process_stdout_is_refused(tmp_path: Path) -> None:
+    """`--out` a symlink to /proc/self/fd/1 (a pipe here): one line, exit 2, nothing written."""
+    import os
+    import subprocess
+    import sys
+
+    link = tmp_path / "stdout-link"
+    link.symlink_to("/proc/self/fd/1")
+    with OpenReviewServer() as server:
+        argv = ["fetch", "openreview", VENUE, "--api-url", server.base_url, "--out", str(link)]
+        done = subprocess.run(
+            [sys.executable, "-m", "rag.cli.main", *argv],
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        )
+        assert server.requests == []
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "not a regular file" in err[0], err
+    assert done.stdout == b"" and link.is_symlink()
+
+
+def test_a_malformed_note_id_with_terminal_escapes_reaches_the_terminal_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = fixture_notes()
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x1b[31mEvil\u202eZZ1\x9b1m"
+    malformed = next(n for n in notes if n["id"] == "MalformedZZ1")
+    malformed["id"] = malformed["forum"] = hostile
+    out = tmp_path / "venue.jsonl"
+    with OpenReviewServer(notes, page_size=50) as server:
+        args = ["fetch", "openreview", VENUE, "--api-url", server.base_url, "--out", str(out)]
+        assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "skipped 1 malformed notes: note EvilZZ1: no abstract" in printed, printed
+    assert not any(c in printed for c in "\x1b\x07\x9b\u202e"), repr(printed)

@@ -158,3 +158,88 @@ def test_the_page_shows_no_token(monkeypatch: pytest.MonkeyPatch, tmp_path: Any)
         "CHROMA_AUTH_TOKEN holds a line break" in shown
     )
     assert TOKEN not in shown
+
+
+PASSWORD = "s3cr/etpw"  # a '/' the user did not percent-encode
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        f"http://bob:{PASSWORD}@127.0.0.1:9/v1",
+        "http://bob:s3cr#etpw@127.0.0.1:9/v1",
+        "http://bob:s3cr?etpw@127.0.0.1:9/v1",
+        "http://127.0.0.1:99999/v1",
+        "ftp://127.0.0.1/v1",
+        "127.0.0.1:8080/v1",
+    ],
+)
+@pytest.mark.parametrize("variable", ["RAG_LLM__BASE_URL", "RAG_EMBEDDING__BASE_URL"])
+def test_a_base_url_no_client_can_use_is_one_line_naming_the_variable_value_hidden(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    base_url: str,
+    variable: str,
+) -> None:
+    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+    monkeypatch.setenv(variable, base_url)
+    code, printed = cli_printed(capsys, "ask", QUESTION, "--index", str(tmp_path / "index"))
+    lines = printed.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), printed
+    assert variable in lines[0] and "etpw" not in printed and "s3cr" not in printed, printed
+    assert "bob" not in printed and "99999" not in printed, printed
+
+
+def test_a_query_string_in_the_base_url_is_shown_nowhere(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], seed_settings: Settings
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+    monkeypatch.setenv("RAG_LLM__BASE_URL", f"http://127.0.0.1:{port}/v1?api_key=qk-SECRET-31")
+    monkeypatch.setenv("RAG_LLM__MAX_RETRIES", "0")
+    index = str(seed_settings.store.index_dir)
+    code, printed = cli_printed(capsys, "ask", QUESTION, "--index", index)
+    assert code == 2 and f"cannot connect to the server at http://127.0.0.1:{port}/v1" in printed
+    assert "SECRET" not in printed and "api_key" not in printed, printed
+
+
+def test_urls_are_shown_without_userinfo_query_or_fragment_even_when_malformed() -> None:
+    assert display_url(f"http://bob:{PASSWORD}@host/v1") == "http://host/v1"
+    assert display_url("http://bob:s3cr#etpw@host/v1") == "http://host/v1"
+    assert display_url("http://bob:s3cr?etpw@host/v1") == "http://host/v1"
+    assert display_url("http://host/v1?api_key=qk-SECRET") == "http://host/v1?…"
+    assert display_url("http://host/v1#frag") == "http://host/v1#…"
+    assert display_url("http://b%2Fob:s%3Fcr@host:8080/v1") == "http://host:8080/v1"
+    shown = redact(f"GET http://bob:{PASSWORD}@host/v1 failed")
+    assert "etpw" not in shown and "s3cr" not in shown
+
+
+def test_the_model_menu_shows_no_userinfo_or_query() -> None:
+    from ui.model_menu import model_label
+
+    settings = get_settings(
+        overrides={
+            "llm": {
+                "model": "openai:gpt-test",
+                "base_url": "http://bob:s3cr%2Fetpw@127.0.0.1:8080/v1?api_key=qk-SECRET",
+            }
+        }
+    )
+    assert model_label(settings) == "openai:gpt-test at http://127.0.0.1:8080/v1?…"
+
+
+def test_the_page_shows_a_bad_base_url_as_an_error_without_the_password(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("RAG_LLM__MODEL", "openai:gpt-test")
+    monkeypatch.setenv("RAG_LLM__BASE_URL", f"http://bob:{PASSWORD}@127.0.0.1:9/v1")
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    assert not app.exception, app.exception
+    assert app.error and "RAG_LLM__BASE_URL" in app.error[0].value, page_text(app)
+    shown = page_text(app)
+    assert "etpw" not in shown and "s3cr" not in shown and "bob" not in shown, shown

@@ -217,3 +217,40 @@ def test_strictness_is_bounded(monkeypatch: pytest.MonkeyPatch, value: str) -> N
     monkeypatch.setenv("RAG_RETRIEVAL__STRICTNESS", value)
     with pytest.raises(ConfigError, match=r"retrieval\.strictness"):
         get_settings()
+
+
+def test_a_misspelled_rag_variable_is_warned_about_once_naming_the_closest_setting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rag.settings
+
+    monkeypatch.setattr(rag.settings, "_warned", set())
+    monkeypatch.setenv("RAG_LMM__MODEL", "offline")
+    monkeypatch.setenv("RAG_STORE_INDEX_DIR", "/tmp/elsewhere")
+    monkeypatch.setenv("RAG_ZZZZZZZZZZZZZ", "1")
+    get_settings()
+    get_settings()
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "warning: RAG_LMM__MODEL is not a setting and is ignored; did you mean RAG_LLM__MODEL?",
+        "warning: RAG_STORE_INDEX_DIR is not a setting and is ignored; "
+        "did you mean RAG_STORE__INDEX_DIR?",
+        "warning: RAG_ZZZZZZZZZZZZZ is not a setting and is ignored; settings are "
+        "RAG_SECTION__KEY, e.g. RAG_LLM__MODEL (see config/default.toml)",
+    ], err
+
+
+def test_every_setting_and_the_other_rag_variables_pass_without_a_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rag.settings
+    from rag.settings import Settings, warn_unknown_variables
+
+    monkeypatch.setattr(rag.settings, "_warned", set())
+    names = ["RAG_CONFIG", "RAG_MODEL_CACHE", "RAG_CORPUS", "RAG_LLM", "rag_llm__model"]
+    for field, info in Settings.model_fields.items():  # the models as they are now
+        for key in getattr(info.annotation, "model_fields", {}):
+            names.append(f"RAG_{field.upper()}__{key.upper()}")
+    assert "RAG_STORE__INDEX_DIR" in names and "RAG_RETRIEVAL__K" in names
+    assert warn_unknown_variables(dict.fromkeys(names, "x")) == []
+    assert capsys.readouterr().err == ""

@@ -1,6 +1,8 @@
 """What the `rag` commands read besides their flags: questions, conversations, the index.
 
-A bad input is a `UsageError`: `rag.cli.main` prints it as one line, with no traceback.
+Files are read as the loader reads corpus files (`read_text`: a regular file, at most
+MAX_FILE_BYTES, UTF-8). A bad input is a `UsageError` or a `LoadError`: `rag.cli.main`
+prints it as one line, with no traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rag.corpus.loaders import read_text
 from rag.errors import UsageError
 from rag.settings import Settings
 
@@ -28,10 +31,7 @@ def open_index(settings: Settings) -> PaperIndex:
 
 def questions_from(args: argparse.Namespace) -> Iterator[str]:
     if args.batch:
-        try:
-            lines = args.batch.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise UsageError(f"{args.batch}: not UTF-8 text") from None
+        lines = read_text(args.batch).splitlines()
         yield from (line.strip() for line in lines if line.strip())
     elif args.question is not None:
         yield args.question
@@ -41,10 +41,7 @@ def questions_from(args: argparse.Namespace) -> Iterator[str]:
 
 def read_conversations(path: Path) -> list[list[str]]:
     """One JSON list of questions per non-blank line; a bad line is a UsageError naming it."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+    lines = read_text(path).splitlines()
     conversations = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

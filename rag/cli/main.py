@@ -15,7 +15,6 @@ is rag/cli/inputs.py, how they print is rag/cli/output.py.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 from pathlib import Path
@@ -49,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings: Settings | None = None
     try:
+        check_text_arguments(args)
         settings = load_settings(args)
         return int(args.run(args, settings) or 0)
     except KeyboardInterrupt:
@@ -153,6 +153,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_text_arguments(args: argparse.Namespace) -> None:
+    """Refuse a text argument that is not UTF-8 (a question typed as `$'\\xff'`).
+
+    Python keeps such bytes as lone surrogates, which no tokenizer, terminal or JSON encoder
+    accepts: a traceback later. Paths are left alone (a file name may be any bytes).
+    """
+    for name, value in sorted(vars(args).items()):
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                byte = ord(text[e.start]) - 0xDC00 if "\udc80" <= text[e.start] <= "\udcff" else 0
+                what = f"byte 0x{byte:02x}" if byte else "a lone surrogate"
+                raise UsageError(
+                    f"{_argument_name(name)}: not UTF-8 text ({what} at character {e.start}); "
+                    "give it in UTF-8"
+                ) from None
+
+
+_POSITIONALS = {"question": "QUESTION", "venue_id": "VENUE_ID", "paper_id": "ID", "paper_ids": "ID"}
+
+
+def _argument_name(dest: str) -> str:
+    return _POSITIONALS.get(dest) or "--" + dest.replace("_", "-")
+
+
+def _chroma_port(raw: str, url: Any) -> int:
+    """The port of `--chroma-url`, 1..65535 as written (none given: the scheme's default)."""
+    given = url.netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    if not given:
+        return 443 if url.scheme == "https" else 8000
+    if not given.isdigit():
+        raise UsageError(f"--chroma-url {raw!r}: port {given!r} is not a number")
+    if not 1 <= int(given) <= 65535:
+        raise UsageError(f"--chroma-url {raw!r}: port {int(given)} is not in 1..65535")
+    return int(given)
+
+
 def load_settings(args: argparse.Namespace) -> Settings:
     settings = get_settings(args.config)
     overrides: dict[str, Any] = {}
@@ -165,7 +205,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
         overrides.setdefault("store", {}).update(
             mode="http",
             host=url.hostname,
-            port=url.port or (443 if url.scheme == "https" else 8000),
+            port=_chroma_port(args.chroma_url, url),
             ssl=url.scheme == "https",
         )
     settings = with_overrides(settings, overrides)
@@ -175,6 +215,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.corpus.loaders import MAX_ABSTRACT_CHARS
     from rag.index.build_status import index_is_built, recording_build
     from rag.index.ingest import build_index
 
@@ -197,6 +238,8 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         f"{merged}; chunks: {report.chunks} in the index, {report.embedded_chunks} embedded now "
         f"({report.embedded_tokens} tokens, {rate:.0f} tokens/s); {report.seconds:.1f} s"
     )
+    if report.truncated:
+        print(f"{report.truncated} abstracts longer than {MAX_ABSTRACT_CHARS:,} characters cut")
     if settings.embedding.multilingual:
         print(
             f"multilingual vectors: {report.multilingual_embedded} papers embedded now; "
@@ -289,7 +332,12 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.corpus.openreview import DEFAULT_API_URL, default_out, fetch_venue
+    from rag.corpus.openreview import (
+        DEFAULT_API_URL,
+        MAX_ABSTRACT_CHARS,
+        default_out,
+        fetch_venue,
+    )
 
     out = args.out or default_out(args.venue_id)
     with progress_bar("notes") as progress:
@@ -301,15 +349,19 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
             progress=progress,
         )
     if args.json:
-        print(json.dumps(report.as_dict()))
+        print(json_line(report.as_dict()))
     else:
         resumed = f", resumed at note {report.resumed_from}" if report.resumed_from else ""
         print(
             f"{report.written} papers written to {out} in {report.seconds:.1f} s "
             f"({report.requests} requests, {report.retries} retried{resumed})"
         )
-        if report.skipped:
-            print(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
+        if report.skipped:  # the problems name the server's note ids: untrusted text
+            say(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
+        if report.truncated:
+            say(f"cut {report.truncated} abstracts to {MAX_ABSTRACT_CHARS:,} characters")
+    if report.stopped:  # a server that would never end: what was fetched is kept
+        print(f"warning: {terminal_text(report.stopped)}", file=sys.stderr)
     if args.ingest:
         args.paths, args.rebuild, args.json, args.if_needed = [out], False, False, False
         return run_ingest(args, settings)

@@ -4,9 +4,10 @@
 
 Secrets are the values of the environment variables the settings name (the LLM and embedding
 API keys, CHROMA_AUTH_TOKEN, every value in CHROMA_HEADERS), any variable whose name says it
-holds a key, token, secret or password, and the `user:password@` part of any URL. They are
-replaced in the text as written, in their repr() form (a library may print b'...\\n') and
-stripped of surrounding space.
+holds a key, token, secret or password, the user name, password and query of the configured
+server URLs (`llm.base_url`, `embedding.base_url`), and the `user:password@` part of any URL.
+They are replaced in the text as written, in their repr() form (a library may print b'...\\n')
+and stripped of surrounding space.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from rag.settings import Settings
 
 REDACTED = "[redacted]"
 _SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|HEADERS?)$", re.I)
-# scheme://user[:password]@host -> scheme://host (also inside longer text).
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#'\"<>]*@")
+# scheme://user[:password]@host -> scheme://host (also inside longer text). Up to the last `@`
+# of the URL: a password may hold a `/`, `?` or `#` that was not percent-encoded.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s'\"<>]*@")
 _MIN_SECRET = 4  # shorter values ("1", "yes") would blank out ordinary words
 
 
@@ -52,12 +54,27 @@ def secret_values(settings: Settings | None = None) -> list[str]:
             parsed = None
         if isinstance(parsed, dict):  # CHROMA_HEADERS: each header value is a secret
             values |= {str(v) for v in parsed.values()}
+    if settings is not None:
+        values |= _url_secrets(settings.llm.base_url) | _url_secrets(settings.embedding.base_url)
     forms: set[str] = set()
     for value in values:
         for form in (value, value.strip(), repr(value)[1:-1], repr(value.strip())[1:-1]):
             if len(form) >= _MIN_SECRET:
                 forms.add(form)
     return sorted(forms, key=len, reverse=True)
+
+
+def _url_secrets(url: str | None) -> set[str]:
+    """The user name, password and query values of a configured server URL."""
+    if not url:
+        return set()
+    try:
+        parts = urlsplit(url)
+        found = {parts.username or "", parts.password or "", parts.query}
+        found |= {value for _, value in parse_qsl(parts.query)}
+    except ValueError:
+        return set()
+    return {form for value in found if value for form in (value, unquote(value))}
 
 
 def redact(text: str, settings: Settings | None = None) -> str:
@@ -69,14 +86,19 @@ def redact(text: str, settings: Settings | None = None) -> str:
 
 
 def display_url(url: str) -> str:
-    """`url` without its `user:password@`, for sidebars and messages."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    """`url` without its `user:password@`, query or fragment, for sidebars and messages.
+
+    Whatever precedes the last `@` may be a password, even past a `/`, `?` or `#` that the
+    user did not percent-encode, so all of it goes; a query (`?api_key=...`) shows as `?…`.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
         return _USERINFO.sub(r"\1", url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    rest = rest.rpartition("@")[2]
+    cuts = [i for i in (rest.find("?"), rest.find("#")) if i >= 0]
+    if cuts:
+        rest = rest[: min(cuts)] + rest[min(cuts)] + "…"
+    return f"{scheme}://{rest}"
 
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

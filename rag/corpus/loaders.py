@@ -21,6 +21,9 @@ from rag.types import Paper
 SUFFIXES = (".txt", ".jsonl", ".csv")
 KNOWN_FIELDS = ("id", "title", "abstract", "authors", "keywords", "decision", "url")
 MAX_FILE_BYTES = 1 << 30  # the real corpus is 3 MB; a bigger file is a mistake, not papers
+# OpenReview caps an abstract at 5,000 characters; a 10 MB one would be embedded for minutes
+# and fill every prompt. Longer ones are cut at a word (`abstract_truncated` in the record).
+MAX_ABSTRACT_CHARS = 20_000
 # Lists of titles without abstracts (data/iclr2025/*_no_abstract.jsonl) only name seeds
 # (rag/corpus/seeds.py); a folder's papers are its other files.
 TITLE_LIST_SUFFIX = "_no_abstract.jsonl"
@@ -75,19 +78,28 @@ def load_file(path: Path) -> list[Paper]:
     return papers
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A user's text file, checked before it is read: a regular file of at most MAX_FILE_BYTES.
+
+    Every file the program reads for a user goes through here (corpus files, question and
+    conversation files of the CLI): a LoadError (one line) for anything else.
+    """
+    limit = MAX_FILE_BYTES
     try:
         info = path.stat()  # follows symlinks: a link to /dev/zero is a device
         if not stat.S_ISREG(info.st_mode):
             # Reading a FIFO waits for a writer forever; a device never ends.
             raise LoadError(path, f"not a regular file ({_file_kind(info.st_mode)})")
-        if info.st_size > MAX_FILE_BYTES:
-            raise LoadError(
-                path, f"{info.st_size:,} bytes is too big (the limit is {MAX_FILE_BYTES:,})"
-            )
-        data = path.read_bytes()
+        if info.st_size > limit:
+            raise LoadError(path, f"{info.st_size:,} bytes is too big (the limit is {limit:,})")
+        with path.open("rb") as f:
+            data = f.read(limit + 1)  # a file that grew since, or a /proc file sized 0
+        if len(data) > limit:
+            raise LoadError(path, f"more than {limit:,} bytes is too big (the limit)")
     except FileNotFoundError:
         raise LoadError(path, "file not found") from None
+    except IsADirectoryError:
+        raise LoadError(path, "not a regular file (a folder)") from None
     except OSError as e:
         raise LoadError(path, f"cannot read: {e.strerror}") from None
     try:
@@ -111,7 +123,7 @@ def _file_kind(mode: int) -> str:
 def _read_lines(path: Path) -> list[str]:
     # Lines end at "\n" only, as editors count them: U+2028, form feeds and the like are text
     # (inside a JSON string, say), not line breaks.
-    return _read_text(path).split("\n")
+    return read_text(path).split("\n")
 
 
 def load_seed_text(path: Path) -> list[Paper]:
@@ -165,7 +177,7 @@ def load_jsonl(path: Path) -> list[Paper]:
 
 
 def load_csv(path: Path) -> list[Paper]:
-    text = _read_text(path)
+    text = read_text(path)
     # strict: an unclosed quote is an error, not a field that swallows the rest of the file.
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     start = 1  # the line the record being read starts on
@@ -204,7 +216,7 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
     if not isinstance(abstract, str):
         problem = "no abstract" if abstract is None else "abstract is not text"
         raise LoadError(path, problem, line)
-    abstract = " ".join(abstract.split())
+    abstract, cut = cap_abstract(" ".join(abstract.split()))
     if not abstract:
         raise LoadError(path, "empty abstract", line)
     if not visible(abstract):
@@ -229,8 +241,20 @@ def _paper_from_record(record: dict[str, Any], path: Path, line: int) -> Paper:
         url=text["url"],
         source=path.name,
         position=line,
-        extra={k: v for k, v in record.items() if k not in KNOWN_FIELDS},
+        extra={k: v for k, v in record.items() if k not in KNOWN_FIELDS}
+        | ({"abstract_truncated": True} if cut else {}),
     )
+
+
+def cap_abstract(abstract: str, limit: int | None = None) -> tuple[str, bool]:
+    """`abstract` cut at a word to at most `limit` (MAX_ABSTRACT_CHARS) characters, and whether
+    it was cut."""
+    limit = MAX_ABSTRACT_CHARS if limit is None else limit
+    if len(abstract) <= limit:
+        return abstract, False
+    head = abstract[: limit + 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else head
+    return cut[:limit].rstrip(), True
 
 
 def visible(text: str) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,12 +28,18 @@ import httpx
 
 from rag.common import retry
 from rag.common.atomic import atomic_write
+from rag.corpus.bounded_http import BoundedTransport
+from rag.corpus.loaders import MAX_ABSTRACT_CHARS, cap_abstract
 from rag.errors import FetchError
 from rag.types import TIERS
 
 DEFAULT_API_URL = "https://api2.openreview.net"
 SITE = "https://openreview.net"
 PAGE_SIZE = 1000  # the API's maximum
+# Bounds against a server that never ends: ICLR 2025 had about 11,700 submissions; a page of
+# 1,000 notes is 3-5 MB of JSON. Abstracts are cut to MAX_ABSTRACT_CHARS (rag.corpus.loaders).
+MAX_NOTES = 200_000  # the offset past which a fetch stops
+PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
 _VENUE_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)+$")
@@ -48,6 +55,8 @@ class FetchReport:
     retries: int = 0
     resumed_from: int = 0
     seconds: float = 0.0
+    truncated: int = 0  # abstracts cut to MAX_ABSTRACT_CHARS
+    stopped: str = ""  # why the fetch stopped before the server said it was complete
     problems: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -64,6 +73,8 @@ def fetch_venue(
     backoff: float = 1.0,
     max_wait: float = MAX_WAIT,
     timeout: float = 60.0,
+    page_deadline: float = PAGE_DEADLINE,
+    page_size: int = PAGE_SIZE,
 ) -> FetchReport:
     """Write the venue's papers to `out` (JSONL); resume an interrupted fetch of the same query."""
     check_venue_id(venue_id)
@@ -80,18 +91,34 @@ def fetch_venue(
     report = FetchReport(out=out, resumed_from=state["offset"])
     report.skipped, report.excluded = state["skipped"], state["excluded"]
     started = time.perf_counter()
-    with httpx.Client(base_url=api_url, timeout=timeout, headers=_HEADERS) as client:
+    fetched = set(seen)  # every note id of this fetch: a page with none new is a repeat
+    transport = BoundedTransport(page_deadline)
+    with httpx.Client(
+        base_url=api_url, timeout=timeout, headers=_HEADERS, transport=transport
+    ) as client:
         while True:
-            params = {**query, "limit": PAGE_SIZE, "offset": state["offset"]}
+            params = {**query, "limit": page_size, "offset": state["offset"]}
             page = _get_notes(client, params, retries, backoff, max_wait, report)
-            notes, count = page["notes"], page.get("count")
+            # A page with more notes than asked for: the rest come again with the next page.
+            notes, count = page["notes"][:page_size], page.get("count")
             if isinstance(count, int):
                 state["count"] = count
             if not notes:
                 break
+            ids = {_note_id(n) for n in notes}
+            if not ids - fetched:
+                report.stopped = (
+                    f"the server sent the same notes again at offset {state['offset']}; "
+                    "stopped there"
+                )
+                break
+            fetched |= ids
             lines = []
             for note in notes:
                 record, problem = paper_from_note(note, venue_id, all_decisions)
+                if record is not None and problem:  # kept, its abstract cut
+                    report.truncated += 1
+                    problem = ""
                 if problem == "excluded":
                     report.excluded += 1
                 elif record is None:
@@ -112,6 +139,12 @@ def fetch_venue(
                 progress(len(notes), int(state.get("count") or state["offset"]))
             if state.get("count") is not None and state["offset"] >= state["count"]:
                 break
+            if state["offset"] >= MAX_NOTES:
+                report.stopped = (
+                    f"more than {MAX_NOTES:,} notes (the server says {state.get('count')}); "
+                    "stopped there"
+                )
+                break
     if not seen:
         part.unlink(missing_ok=True)
         state_path.unlink(missing_ok=True)
@@ -120,6 +153,7 @@ def fetch_venue(
             f"{api_url}: no {what} for venue {venue_id!r} "
             "(check the id, e.g. ICLR.cc/2025/Conference)"
         )
+    _refuse_special(out, out, follow=True)  # nothing but a regular file is replaced
     os.replace(part, out)
     state_path.unlink(missing_ok=True)
     report.written = len(seen)
@@ -127,7 +161,11 @@ def fetch_venue(
     return report
 
 
-_HEADERS = {"Accept": "application/json", "User-Agent": "iclr-rag (rag fetch)"}
+_HEADERS = {
+    "Accept": "application/json",
+    "Accept-Encoding": "gzip, deflate",  # what BoundedTransport inflates (with a bound)
+    "User-Agent": "iclr-rag (rag fetch)",
+}
 
 
 def progress_path(out: Path) -> Path:
@@ -147,22 +185,48 @@ def check_api_url(api_url: str) -> str:
 
 
 def _check_writable(out: Path) -> None:
+    """Refuse an `out` the fetch cannot write or must not replace, before the first request.
+
+    `out` itself is never created or unlinked here: it appears only at the end, by renaming
+    `OUT.part` over it, so it must be absent or a regular file (a device node, a FIFO or a
+    symlink to one would be replaced, or would block the probe). The side files the fetch
+    writes, replaces and unlinks (`.part`, `.progress.json`) must be absent or regular too.
+    """
     if out.is_dir():
         raise FetchError(f"--out {out}: is a folder; give a file name, e.g. {out}/papers.jsonl")
     if not out.parent.is_dir():
         raise FetchError(f"--out {out}: folder {out.parent} does not exist")
+    _refuse_special(out, out, follow=True)
+    state = progress_path(out)
+    for side in (out.with_name(out.name + ".part"), state, state.with_name(state.name + ".tmp")):
+        _refuse_special(out, side, follow=False)
     # Mode bits, not only open(): root may write anything, but a read-only mark is a request.
     for path, what in ((out, "file"), (out.parent, "folder")):
         if path.exists() and not path.stat().st_mode & 0o200:
             raise FetchError(f"--out {out}: the {what} {path} is read-only")
-    for path in (out, out.with_name(out.name + ".part")):
+    part = out.with_name(out.name + ".part")  # the fetch's own file: created here if absent
+    for path in (out, part) if out.exists() else (part,):
         try:
             with path.open("a"):
                 pass
         except OSError as e:
             raise FetchError(f"--out {out}: cannot write {path}: {e.strerror}") from None
-    if out.stat().st_size == 0:
-        out.unlink()  # only probed: a complete file appears at the end
+
+
+def _refuse_special(out: Path, path: Path, follow: bool) -> None:
+    """A `path` that exists must be a regular file (`follow`: a symlink to one will do)."""
+    if not os.path.lexists(path):
+        return
+    try:
+        mode = os.stat(path).st_mode if follow else os.lstat(path).st_mode
+    except OSError:  # a dangling symlink, or a target we may not see
+        mode = 0
+    if not stat.S_ISREG(mode):
+        what = "--out" if path == out else f"--out {out}:"
+        raise FetchError(
+            f"{what} {path} exists and is not a regular file (a device, pipe, socket or "
+            "symlink); give the name of a new or regular file"
+        )
 
 
 def _resume_state(
@@ -276,12 +340,14 @@ def paper_from_note(
     for key, text in (("title", title), ("abstract", abstract)):
         if not isinstance(text, str) or not text.strip():
             return None, f"note {pid}: no {key}"
+    abstract, cut = cap_abstract(" ".join(abstract.split()))
+    title = title[:MAX_ABSTRACT_CHARS]
     venue = value("venue") if isinstance(value("venue"), str) else ""
     pdf = value("pdf")
     record: dict[str, Any] = {
         "id": pid,
         "title": " ".join(title.split()),
-        "abstract": " ".join(abstract.split()),
+        "abstract": abstract,
         "authors": _texts(value("authors")),
         "keywords": _texts(value("keywords")),
         "decision": decision(venue, venueid, venue_id),
@@ -295,7 +361,7 @@ def paper_from_note(
         "authors_ordered": True,
         "source": f"openreview api v2: {venue_id}",
     }
-    return record, ""
+    return record, f"note {pid}: abstract cut to {MAX_ABSTRACT_CHARS:,} characters" if cut else ""
 
 
 def decision(venue: str, venueid: Any, venue_id: str) -> str:

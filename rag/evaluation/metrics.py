@@ -8,12 +8,13 @@ baseline's (`rag.evaluation.evaluate` runs them).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag.corpus.loaders import json_lines
+from rag.corpus.loaders import json_lines, read_text
 from rag.errors import LoadError
 
 # "named" / "named-zh": a method asked by its name, in English / Chinese
@@ -46,12 +47,9 @@ class Question:
 
 def load_questions(path: Path) -> list[Question]:
     """Questions from JSONL: {"id", "kind", "question", "gold": [snippet, ...], ...}."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LoadError(path, "question file not found") from None
-    except UnicodeDecodeError:
-        raise LoadError(path, "not UTF-8 text") from None
+    if not os.path.lexists(path):
+        raise LoadError(path, "question file not found")
+    text = read_text(path)  # a regular file of bounded size: not a FIFO, not /dev/zero
     questions: list[Question] = []
     seen: set[str] = set()
     for number, record in json_lines(path, text.splitlines()):

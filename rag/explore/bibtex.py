@@ -6,7 +6,9 @@ Entries look like OpenReview's own: `@inproceedings`, the conference as `booktit
 the OpenReview URL. Authors are written only when their order is known: the bundled corpus
 lists them in another order (its `authors_ordered` is false), and a wrong first author is
 worse than none. LaTeX's special characters and non-ASCII letters are escaped (pylatexenc),
-so the file works with classic BibTeX and parses back to the same title.
+so the file works with classic BibTeX and parses back to the same title. No title or author
+can end its field or start an entry (braces always balance), an `and` inside one author's
+name is braced so it stays one author, and colliding keys get 2, 3, ... appended.
 """
 
 from __future__ import annotations
@@ -29,11 +31,51 @@ def authors_in_order(paper: Paper) -> bool:
 
 
 def latex(text: str) -> str:
-    """`text` with LaTeX specials (& % $ # _ { } ~ ^ \\) and non-ASCII letters escaped."""
+    """`text` with LaTeX specials (& % $ # _ { } ~ ^ \\) and non-ASCII letters escaped.
+
+    BibTeX counts every brace, `\\{` and `\\}` included (it has no escape for them), so a lone
+    `}` would close the field and what follows it could be read as a new entry. Braces that pair
+    up stay `\\{...\\}`; an unpaired one becomes `{\\ensuremath{\\lbrace}}` (`\\rbrace`), whose
+    braces pair, so the field's braces always balance.
+    """
     from pylatexenc.latexencode import UnicodeToLatexEncoder
 
     encoder = UnicodeToLatexEncoder(unknown_char_policy="keep", unknown_char_warning=False)
-    return str(encoder.unicode_to_latex(" ".join(text.split())))
+    text = " ".join(text.split())
+    out, start = [], 0
+    for i in _unpaired_braces(text):
+        out.append(str(encoder.unicode_to_latex(text[start:i])))
+        out.append(_LONE_BRACE[text[i]])
+        start = i + 1
+    out.append(str(encoder.unicode_to_latex(text[start:])))
+    return "".join(out)
+
+
+_LONE_BRACE = {"{": "{\\ensuremath{\\lbrace}}", "}": "{\\ensuremath{\\rbrace}}"}
+
+
+def _unpaired_braces(text: str) -> list[int]:
+    """Positions of the braces in `text` that close nothing or are never closed."""
+    opened: list[int] = []
+    lone: list[int] = []
+    for i, c in enumerate(text):
+        if c == "{":
+            opened.append(i)
+        elif c == "}":
+            if opened:
+                opened.pop()
+            else:
+                lone.append(i)
+    return sorted(lone + opened)
+
+
+def bibtex_name(name: str) -> str:
+    """One author for BibTeX's `author` field: an `and` inside it (or a name that is only
+    `others`) is braced, so BibTeX does not split it into two authors (or read "et al.")."""
+    encoded = latex(name)
+    if encoded.lower() == "others":
+        return "{" + encoded + "}"
+    return re.sub(r"(?i)(?<!\\S)and(?!\\S)", lambda m: "{" + m.group(0) + "}", encoded)
 
 
 def citation_key(paper: Paper) -> str:
@@ -64,16 +106,17 @@ def bibtex(papers: Iterable[Paper]) -> str:
             continue
         seen.add(paper.id)
         key = citation_key(paper)
-        unique, suffix = key, ord("a")
-        while unique in used:
-            unique = f"{key}{chr(suffix)}"
+        unique, suffix = key, 2
+        while unique in used:  # key, key2, key3, ...: plain ASCII however many collide
+            unique = f"{key}{suffix}"
             suffix += 1
         used.add(unique)
         # bibtexparser adds the enclosing braces; the inner pair keeps the title's capitals
         # (BibTeX styles lower-case titles).
         fields = [model.Field("title", "{" + latex(paper.title) + "}")]
         if authors_in_order(paper):
-            fields.append(model.Field("author", " and ".join(latex(a) for a in paper.authors)))
+            names = [bibtex_name(a) for a in paper.authors if a.split()]
+            fields.append(model.Field("author", " and ".join(names)))
         fields += [model.Field("booktitle", BOOKTITLE), model.Field("year", YEAR)]
         if paper.url.startswith(("https://", "http://")):
             fields.append(model.Field("url", _url(paper.url)))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.common.atomic import atomic_write
+from rag.errors import StoreError
 from rag.settings import Settings
 
 
@@ -74,7 +75,6 @@ def recording_build(
 ) -> Iterator[Callable[[int, int], None]]:
     """A progress callback that also records the build; the record goes when the build succeeds."""
     path = status_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     done = [0]
     reported: list[bool] = []
@@ -93,8 +93,16 @@ def recording_build(
     # Marked incomplete from the start (a build killed before its first batch leaves a partial
     # index too), but never over another build's record: the index lock may refuse this one.
     created = not path.exists()
-    if created:
-        write(0)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if created:
+            write(0)
+    except OSError as e:  # the first write of a build: a read-only folder or mount shows here
+        raise StoreError(
+            f"cannot write in {path.parent} ({e.strerror}): the index "
+            f"{settings.store.index_dir.name} and its build record go there; give --index "
+            "(store.index_dir) a folder you can write, or make this one writable"
+        ) from None
     try:
         yield record
     except BaseException:

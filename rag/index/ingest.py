@@ -43,6 +43,7 @@ class IngestReport:
     seconds: float = 0.0
     multilingual_embedded: int = 0  # papers given a multilingual vector (rag.index.multilingual)
     multilingual_seconds: float = 0.0
+    truncated: int = 0  # papers whose abstract was cut to MAX_ABSTRACT_CHARS when loaded
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -110,6 +111,7 @@ def ingest_papers(
             report.updated = sum(1 for p in todo if p.id in stored)
             report.added = len(todo) - report.updated
             report.unchanged = len(papers) - len(todo)
+            report.truncated = sum(1 for p in papers if p.extra.get("abstract_truncated"))
             if progress:
                 progress(report.unchanged, len(papers))
             # A seed indexed on its own before it was known to be a paper goes, so the
