@@ -131,6 +131,7 @@ def test_streaming_yields_the_reply_then_the_checked_answer(
     assert [c.n for c in final.citations] == [1]
 
 
+@pytest.mark.slow
 def test_citation_numbers_outside_the_sources_are_dropped_and_counted(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:
@@ -144,6 +145,7 @@ def test_citation_numbers_outside_the_sources_are_dropped_and_counted(
     assert all(c.quote in result.sources[c.n - 1].paper.abstract for c in result.citations)
 
 
+@pytest.mark.slow
 def test_sources_are_renumbered_cited_first_in_order_of_citation(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:
@@ -366,6 +368,7 @@ def test_missing_key_names_the_variable(
         open_assistant(settings, embeddings=embeddings)
 
 
+@pytest.mark.slow
 def test_429_and_5xx_are_retried_then_answered(
     srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
@@ -447,6 +450,7 @@ def test_model_is_switched_by_environment_variables(
     assert result.model == "openai:env-model"
 
 
+@pytest.mark.slow
 def test_cli_ask_prints_the_json_and_fails_clearly(
     srv: OpenAIServer,
     seed_settings: Settings,
@@ -482,6 +486,7 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     assert "Traceback" not in captured.err
 
 
+@pytest.mark.slow
 def test_auto_uses_openai_when_a_key_is_set_and_offline_otherwise(
     srv: OpenAIServer,
     seed_settings: Settings,

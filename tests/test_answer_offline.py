@@ -82,6 +82,7 @@ def assert_numbered(result: CitedAnswer) -> None:
 KNOWN_REFUSALS = {"seed-tail-001", "seed-tail-006", "seed-para-005"}
 
 
+@pytest.mark.slow
 def test_right_paper_is_cited_first_with_exact_quotes(offline: Assistant) -> None:
     wrong, refused = [], set()
     for row in SEED_QUESTIONS:
@@ -97,6 +98,7 @@ def test_right_paper_is_cited_first_with_exact_quotes(offline: Assistant) -> Non
     assert refused <= KNOWN_REFUSALS
 
 
+@pytest.mark.slow
 def test_unanswerable_questions_abstain(offline: Assistant) -> None:
     results = [answer(q, assistant=offline) for q in SEED_UNANSWERABLE]
     abstained = [r.question for r in results if r.abstained]
@@ -147,6 +149,7 @@ def test_follow_up_reads_the_history_without_a_model(offline: Assistant) -> None
     assert history == kept
 
 
+@pytest.mark.slow
 def test_chinese_question_gets_english_quotes_inside_chinese_text(offline: Assistant) -> None:
     question = "有没有用离线强化学习给数据中心空调制冷系统做节能控制的工作？"
     result = answer(question, assistant=offline)
@@ -178,6 +181,7 @@ def test_empty_question_is_a_clear_error(offline: Assistant) -> None:
         answer("   ", assistant=offline)
 
 
+@pytest.mark.slow
 def test_cli_ask_json_text_and_batch(
     seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

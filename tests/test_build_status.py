@@ -90,6 +90,7 @@ def test_a_failed_build_leaves_its_record_and_never_overwrites_anothers(tmp_path
     assert status is not None and not status.running
 
 
+@pytest.mark.slow
 def test_ingest_if_needed_builds_once_and_finishes_an_interrupted_build(
     tmp_path: Path,
     small_corpus: Path,
@@ -129,6 +130,7 @@ def start_app(monkeypatch: pytest.MonkeyPatch, index: Path, corpus: Path) -> App
     return at
 
 
+@pytest.mark.slow
 def test_the_page_opened_during_a_build_shows_its_progress_then_the_chat(
     tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

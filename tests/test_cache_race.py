@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.pipeline import answer, open_assistant
@@ -72,6 +73,7 @@ def test_cache_at_its_cap_serves_the_right_vectors_to_many_threads() -> None:
     assert len(cache._vectors) <= 64
 
 
+@pytest.mark.slow
 def test_six_concurrent_answers_with_the_cache_at_its_cap(
     seed_settings: Settings, embeddings: Any
 ) -> None:

@@ -52,6 +52,7 @@ def test_seed_abstracts_need_chunking(seed_papers: list[Paper], tokenizer: Any) 
     assert sum(n > MAX_TOKENS for n in lengths) == 21
 
 
+@pytest.mark.slow
 def test_every_chunk_fits_the_window_with_special_tokens(
     all_chunks: dict[str, list[Chunk]], tokenizer: Any
 ) -> None:
@@ -147,6 +148,7 @@ def spans(chunks: list[Chunk]) -> list[list[Any]]:
     return [[c.id, c.start, c.end, c.tokens] for c in chunks]
 
 
+@pytest.mark.slow
 def test_chunking_is_deterministic(seed_papers: list[Paper], count: Any) -> None:
     """This process's chunks, a fresh process's (its own tokenizer, another hash seed) and the
     pinned ones above agree."""

@@ -43,6 +43,7 @@ def llm_settings(srv: OpenAIServer, index: Settings, **values: Any) -> LLMSettin
     return with_overrides(index, {"llm": llm}).llm
 
 
+@pytest.mark.slow
 def test_offline_cells_are_exact_sentences_of_their_own_abstract(
     real_papers: list[Paper],
 ) -> None:
@@ -88,6 +89,7 @@ def test_two_to_four_distinct_papers(real_papers: list[Paper]) -> None:
         compare_papers([real_papers[0], real_papers[0]])
 
 
+@pytest.mark.slow
 def test_the_model_writes_cells_and_foreign_citations_are_dropped(
     srv: OpenAIServer,
     seed_settings: Settings,
@@ -163,6 +165,7 @@ def test_a_reply_that_is_not_a_table_is_a_clear_error(
         compare_papers(real_papers[:2], chat_model=make_chat_model(llm))
 
 
+@pytest.mark.slow
 def test_the_model_call_is_retried_within_llm_timeout(
     srv: OpenAIServer, seed_settings: Settings, real_papers: list[Paper]
 ) -> None:
@@ -197,6 +200,7 @@ def test_the_model_call_is_retried_within_llm_timeout(
     assert time.monotonic() - started < 3.0
 
 
+@pytest.mark.slow
 def test_rag_compare_json_offline_and_with_the_model(
     tmp_path: Path,
     srv: OpenAIServer,

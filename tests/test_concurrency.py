@@ -88,6 +88,7 @@ def test_with_a_lock_timeout_the_second_ingest_waits_and_finds_nothing_to_do(
     assert index_snapshot(make_settings(index_dir)) == index_snapshot(seed_settings)
 
 
+@pytest.mark.slow
 def test_threads_sharing_one_retriever_get_the_sequential_results(
     tmp_path: Path, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:

@@ -262,6 +262,7 @@ def test_the_page_shows_the_rebind_card_with_decision_and_link(
     assert f"(https://openreview.net/forum?id={REBIND})" in cards
 
 
+@pytest.mark.slow
 def test_an_index_of_the_seeds_takes_the_bundle_without_doubles(
     tmp_path: Path, seed_settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:

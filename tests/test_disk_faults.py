@@ -54,6 +54,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_a_read_only_index_can_be_searched_asked_and_counted(
     read_only_index: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -69,6 +70,7 @@ def test_a_read_only_index_can_be_searched_asked_and_counted(
     assert "Lennard-Jones" in out and "[1] ReBIND" in out
 
 
+@pytest.mark.slow
 def test_ingest_into_a_read_only_index_says_so_in_one_line(
     read_only_index: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -136,6 +138,7 @@ def rag(*argv: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@pytest.mark.slow
 def test_an_ingest_without_room_to_start_changes_nothing(
     tmp_path: Path, seed_settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -142,6 +142,7 @@ SEED_QUESTIONS = [
 ]
 
 
+@pytest.mark.slow
 def test_rag_eval_scores_our_retriever_and_the_baselines_on_the_seeds(
     seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -195,6 +196,7 @@ def test_rag_eval_reports_a_bad_question_file_without_a_traceback(
     assert err.startswith(f"error: {path}, line 2: not valid JSON")
 
 
+@pytest.mark.slow
 def test_rag_eval_runs_with_the_openai_embeddings_preset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -225,6 +227,7 @@ def test_rag_eval_runs_with_the_openai_embeddings_preset(
     assert hybrid["name"] == "hybrid" and hybrid["per_kind"]["keyword"]["recall_5"] == 1.0
 
 
+@pytest.mark.slow
 def test_rag_eval_indexes_the_corpus_the_cli_passes_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

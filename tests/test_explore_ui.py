@@ -50,6 +50,7 @@ def show_on_map(at: AppTest) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("app_env")
 def test_the_map_highlights_the_answers_papers() -> None:
     at = start()
@@ -99,6 +100,7 @@ def test_the_map_highlights_the_answers_papers() -> None:
     assert [t.question for t in turns(at)] == [DARK_QUESTION, EVAL_QUESTION]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("app_env")
 def test_a_paper_card_has_related_papers_and_asks_about_the_paper() -> None:
     at = start()
@@ -130,6 +132,7 @@ def test_a_paper_card_has_related_papers_and_asks_about_the_paper() -> None:
     assert turn.answer.sources[turn.answer.citations[0].n - 1].paper.title == opened
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("app_env")
 def test_comparing_the_cited_papers_shows_a_table_of_quotes() -> None:
     at = start()

@@ -177,6 +177,7 @@ def test_missing_index_says_how_to_build_it(
     assert not missing.exists()  # a search never creates an empty index
 
 
+@pytest.mark.slow
 def test_a_file_where_the_index_folder_should_be(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -243,6 +244,7 @@ def test_corrupt_bm25_cache_is_rebuilt_and_search_is_unchanged(
     assert repaired.term_counts == saved.term_counts
 
 
+@pytest.mark.slow
 def test_an_index_from_another_embedding_model_or_chunking(
     tmp_path: Path, embeddings: LocalEmbeddings, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -345,6 +347,7 @@ FAULTS: dict[str, tuple[list[Reply], dict[str, Any], str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("streamed", [False, True], ids=["answer", "stream"])
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_llm_faults_explain_what_to_do(
@@ -377,6 +380,7 @@ def test_llm_faults_explain_what_to_do(
     assert "Lennard-Jones" in result.citations[0].quote
 
 
+@pytest.mark.slow
 def test_llm_endpoint_refusing_connections(
     seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:

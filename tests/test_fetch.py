@@ -87,6 +87,7 @@ def test_all_decisions_adds_rejected_and_withdrawn(tmp_path: Path) -> None:
     assert {r.query.get("invitation") for r in server.requests} == {f"{VENUE}/-/Submission"}
 
 
+@pytest.mark.slow
 def test_a_429_is_retried_after_its_retry_after(tmp_path: Path) -> None:
     out = tmp_path / "a.jsonl"
     with OpenReviewServer(page_size=4) as server:
@@ -99,6 +100,7 @@ def test_a_429_is_retried_after_its_retry_after(tmp_path: Path) -> None:
     assert [r.offset for r in server.requests] == [0, 4, 4, 8]
 
 
+@pytest.mark.slow
 def test_a_long_retry_after_is_capped(tmp_path: Path) -> None:
     with OpenReviewServer(page_size=4) as server:
         server.script(Fault(429, retry_after="3600"), Fault(503, retry_after="3600"))
@@ -107,6 +109,7 @@ def test_a_long_retry_after_is_capped(tmp_path: Path) -> None:
     assert report.retries == 2 and time.perf_counter() - began < 30
 
 
+@pytest.mark.slow
 def test_a_500_is_retried_and_a_persistent_one_is_one_clear_error(tmp_path: Path) -> None:
     out = tmp_path / "a.jsonl"
     with OpenReviewServer(page_size=4) as server:
@@ -125,6 +128,7 @@ def test_a_500_is_retried_and_a_persistent_one_is_one_clear_error(tmp_path: Path
     assert json.loads(progress_path(out2).read_text())["offset"] == 4
 
 
+@pytest.mark.slow
 def test_a_cut_connection_resumes_where_it_stopped(tmp_path: Path) -> None:
     reference = tmp_path / "reference.jsonl"
     with OpenReviewServer(page_size=3) as server:
@@ -166,6 +170,7 @@ def test_malformed_notes_are_left_out_with_the_reason() -> None:
     assert record is not None and record["id"] == NOTES[0]["id"] and problem == ""
 
 
+@pytest.mark.slow
 def test_cli_fetch_then_ingest_and_a_refetch_changes_only_what_changed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -199,6 +204,7 @@ def test_cli_fetch_then_ingest_and_a_refetch_changes_only_what_changed(
     assert papers[accepted[1]["id"]].extra["tldr"] == "A new TL;DR."
 
 
+@pytest.mark.slow
 def test_the_fetched_file_goes_into_the_index_beside_the_bundle_format(
     tmp_path: Path, embeddings: Any
 ) -> None:
@@ -305,6 +311,7 @@ def test_an_out_that_is_not_a_regular_file_is_refused_and_kept(
     assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob("*.progress.json"))
 
 
+@pytest.mark.slow
 def test_side_files_that_are_not_regular_files_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -334,6 +341,7 @@ def test_an_existing_empty_out_is_kept_when_the_fetch_fails(tmp_path: Path) -> N
     assert out.exists() and out.read_bytes() == b""
 
 
+@pytest.mark.slow
 def test_an_out_symlink_to_the_process_stdout_is_refused(tmp_path: Path) -> None:
     """`--out` a symlink to /proc/self/fd/1 (a pipe here): one line, exit 2, nothing written."""
     import os

@@ -80,6 +80,7 @@ def test_endless_new_notes_stop_at_the_ceiling(
     assert "50" in report.stopped
 
 
+@pytest.mark.slow
 def test_a_gzip_bomb_is_refused_before_it_is_inflated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,6 +108,7 @@ def test_a_page_bigger_than_the_limit_is_refused(
             fetch(server, tmp_path / "x.jsonl")
 
 
+@pytest.mark.slow
 def test_a_dripped_page_hits_the_page_deadline(tmp_path: Path) -> None:
     def drip(handler: Any, query: dict[str, str]) -> bool:
         body = json.dumps({"notes": ACCEPTED, "count": len(ACCEPTED)}).encode()
@@ -188,6 +190,7 @@ def test_the_cli_says_when_it_stopped_early_and_what_it_cut(
     assert "warning: the server sent the same notes again at offset 4" in captured.err
 
 
+@pytest.mark.slow
 def test_a_10_mb_abstract_in_a_corpus_file_is_cut_when_loaded_and_counted(
     tmp_path: Path, embeddings: Any
 ) -> None:

@@ -84,6 +84,7 @@ def test_random_bytes_load_or_raise_load_error(data: bytes, suffix: str) -> None
     load_bytes(data, suffix)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(lines=st.lists(records | json_values, max_size=6))
 def test_random_json_records_load_or_raise_load_error(lines: list[Any]) -> None:
@@ -287,6 +288,7 @@ INJECTION = (
 )
 
 
+@pytest.mark.slow
 def test_an_injected_abstract_stays_fenced_and_foreign_citations_are_dropped(
     tmp_path: Path, embeddings: LocalEmbeddings
 ) -> None:

@@ -111,6 +111,7 @@ def test_a_chroma_url_with_a_port_is_used_as_given() -> None:
     assert load_settings(args).store.port == 8000
 
 
+@pytest.mark.slow
 def test_a_question_argument_that_is_not_utf8_is_one_line_and_exit_2(seed_settings: Any) -> None:
     import subprocess
     import sys

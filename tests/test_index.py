@@ -112,6 +112,7 @@ def expected_chunks(path: Path, count: Any) -> dict[str, str]:
 # Ingest and idempotence ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fresh_ingest_embeds_each_chunk_once_with_stable_ids(
     tmp_path: Path, small_records: list[dict[str, Any]], embeddings: Any, count: Any
 ) -> None:
@@ -175,6 +176,7 @@ def test_stats_json_has_exactly_the_documented_keys(
 # Changed papers ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_changed_paper_is_replaced_and_only_it_is_embedded(
     tmp_path: Path,
     small_index: Settings,
@@ -238,6 +240,7 @@ def test_a_paper_with_fewer_chunks_leaves_no_stale_chunks(
     assert len(recorder.texts) == 1
 
 
+@pytest.mark.slow
 def test_a_crash_before_the_keyword_index_is_saved_is_repaired_by_the_next_run(
     tmp_path: Path,
     small_index: Settings,
@@ -328,6 +331,7 @@ def test_different_chunking_or_embeddings_need_a_rebuild(
     assert index_snapshot(settings) == before
 
 
+@pytest.mark.slow
 def test_rag_ingest_rebuild_switches_the_chunking(
     tmp_path: Path,
     small_index: Settings,
@@ -379,6 +383,7 @@ def test_rag_ingest_rebuild_switches_the_chunking(
 # The weights' SHA-256 -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bundled_weights_pass_and_a_flipped_byte_fails(tmp_path: Path) -> None:
     verify_weights(bundled_model_dir())  # the real weights pass
     copy = tmp_path / "model"

@@ -97,6 +97,7 @@ def fresh(settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
     return open_assistant(settings, embeddings=embeddings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BEFORE["questions"], ids=lambda case: case["question"][:24])
 def test_offline_answers_are_those_of_the_rewriting_code(
     seed_settings: Settings, embeddings: LocalEmbeddings, case: dict[str, str]

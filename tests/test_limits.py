@@ -141,6 +141,7 @@ def test_a_bad_value_names_the_file_that_set_it(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_app_shows_config_garbage_in_its_own_error_box(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

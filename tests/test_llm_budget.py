@@ -65,6 +65,7 @@ DRIPS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("streamed", [False, True], ids=["answer", "stream"])
 @pytest.mark.parametrize("drip", list(DRIPS))
 def test_a_dripping_server_is_cut_off_at_llm_timeout(
@@ -83,6 +84,7 @@ def test_a_dripping_server_is_cut_off_at_llm_timeout(
     assert not llm_threads()
 
 
+@pytest.mark.slow
 def test_retry_after_is_capped_and_retries_stay_inside_the_limit(
     server: OpenAIServer,
     seed_settings: Settings,
@@ -124,6 +126,7 @@ def test_retry_after_forms() -> None:
     assert budget.retry_after(ValueError()) is None
 
 
+@pytest.mark.slow
 def test_rag_ask_against_a_dripping_server_ends_at_the_limit(
     server: OpenAIServer,
     seed_settings: Settings,
@@ -149,6 +152,7 @@ def test_rag_ask_against_a_dripping_server_ends_at_the_limit(
     assert elapsed < TIMEOUT + 10, elapsed
 
 
+@pytest.mark.slow
 def test_a_fast_answer_is_unaffected(
     server: OpenAIServer, seed_settings: Settings, embeddings: Any
 ) -> None:

@@ -354,6 +354,7 @@ def test_bad_input_through_rag_ingest_leaves_the_index_as_it_was(
     assert before["papers"] == 38
 
 
+@pytest.mark.slow
 def test_missing_file_through_the_installed_command(
     tmp_path: Path, existing_index: Settings
 ) -> None:

@@ -151,6 +151,7 @@ def test_without_multilingual_vectors_the_gloss_still_finds_it(
     assert open_retriever(off).multilingual is None
 
 
+@pytest.mark.slow
 def test_vectors_of_another_encoder_ask_for_rebuild(
     seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -188,6 +189,7 @@ def test_ingest_adds_missing_vectors_and_drops_removed_papers(
     assert target.update(papers) == 0
 
 
+@pytest.mark.slow
 def test_seed_corpus_refuses_what_no_seed_abstract_covers(
     seed_settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -205,6 +207,7 @@ def test_seed_corpus_refuses_what_no_seed_abstract_covers(
     assert wrongly <= 0.10 * len(answerable), wrongly
 
 
+@pytest.mark.slow
 def test_seed_corpus_refuses_chinese_questions_no_seed_abstract_covers(
     seed_settings: Settings,
 ) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from rag.models.minilm import (
     BUNDLED_SHA256,
@@ -28,6 +29,7 @@ TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_int8_vectors_stay_close_to_torch_and_rank_the_same() -> None:
     torch_model = LocalEmbeddings(backend="torch")
     int8 = LocalEmbeddings(backend="onnx-int8")
@@ -41,6 +43,7 @@ def test_int8_vectors_stay_close_to_torch_and_rank_the_same() -> None:
         assert int(np.argmax(a @ np.asarray(torch_model.embed_query(query)))) == best
 
 
+@pytest.mark.slow
 def test_the_export_is_cached_and_the_bundled_weights_untouched() -> None:
     LocalEmbeddings(backend="onnx-int8").embed_query("warm")
     folder = model_cache_dir() / f"minilm-l6-{BUNDLED_SHA256[:12]}"
@@ -53,6 +56,7 @@ def test_the_export_is_cached_and_the_bundled_weights_untouched() -> None:
     assert again.name == LocalEmbeddings(backend="torch").name  # one vector space
 
 
+@pytest.mark.slow
 def test_the_tokenizer_gives_the_ids_auto_tokenizer_gives() -> None:
     """tokenizer.json through `tokenizers`: what transformers' AutoTokenizer gives, token for
     token, on every abstract of the corpus and on awkward text, with and without padding."""
@@ -72,6 +76,7 @@ def test_the_tokenizer_gives_the_ids_auto_tokenizer_gives() -> None:
     assert ours(TEXTS[0])["input_ids"] == auto(TEXTS[0])["input_ids"]
 
 
+@pytest.mark.slow
 def test_answering_with_the_onnx_backend_never_imports_torch_or_transformers(
     seed_settings: Settings,
 ) -> None:

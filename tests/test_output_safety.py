@@ -100,6 +100,7 @@ def ask_app(question: str) -> AppTest:
     return app
 
 
+@pytest.mark.slow
 def test_the_card_of_a_spoofed_link_names_the_real_host(app_env: None) -> None:
     app = ask_app("Which sparse attention layer recognises marsupial images?")
     shown = [m.value for m in app.markdown]
@@ -180,6 +181,7 @@ def test_an_abstracts_own_markers_stay_text_in_the_offline_answer(
     assert result.citations[0].quote.endswith("over prior work [2].")
 
 
+@pytest.mark.slow
 def test_the_page_links_only_the_answerers_markers(app_env: None) -> None:
     app = ask_app(MARKER_QUESTION)
     answer_text = next(m.value for m in app.markdown if "Offline extractive summary" in m.value)
@@ -200,6 +202,7 @@ FORGING_REPLY = (
 )
 
 
+@pytest.mark.slow
 def test_model_text_has_links_headings_and_directives_disabled(
     app_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,6 +49,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_the_presets_the_corpus_and_the_labelled_sets(tmp_path: Path) -> None:
     assert "default.toml" in PRESETS and len(PRESETS) >= 6
     assert "data/iclr2025/iclr2025.jsonl" in DATA_FILES

@@ -20,6 +20,7 @@ def corpus() -> Corpus:
     return Corpus(DATA)
 
 
+@pytest.mark.slow
 def test_the_labelled_sets_pass_the_checker(
     corpus: Corpus, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -56,6 +57,7 @@ BREAKS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "pick", "brk", "said"), BREAKS)
 def test_a_broken_set_fails_the_checker(
     corpus: Corpus,
@@ -76,6 +78,7 @@ def test_a_broken_set_fails_the_checker(
     assert any(said in p and f"/{name}: " in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_a_short_set_fails_the_checker(corpus: Corpus, tmp_path: Path) -> None:
     """Dropping every Chinese question leaves the set below its minimum count."""
     eval_dir = tmp_path / "eval"

@@ -142,6 +142,7 @@ def test_the_bundled_model_reads_the_minilm_constants_as_the_settings_held_them(
         MINILM.relevance_threshold = 0.5  # type: ignore[misc]  # frozen
 
 
+@pytest.mark.slow
 def test_the_relevance_decision_is_unchanged_on_seed_questions(retriever: Retriever) -> None:
     assert retriever.calibration is MINILM
     assert retriever.threshold == 0.37
@@ -177,6 +178,7 @@ def test_strictness_moves_the_threshold_and_nothing_else(seed_settings: Settings
     assert not looser.is_relevant(PEDESTRIANS, looser.search(PEDESTRIANS))  # 0.103
 
 
+@pytest.mark.slow
 def test_answers_and_refusals_of_the_assistant_are_as_before(
     seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:

@@ -67,6 +67,7 @@ def test_the_question_set_is_what_the_tests_assume(seed_papers: list[Paper]) -> 
         assert not any(g.lower() in question["question"].lower() for g in question["gold"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "top1"),
     [("hybrid", HYBRID_TOP1), ("dense", SINGLE_MODE_TOP1), ("keyword", SINGLE_MODE_TOP1)],
@@ -153,6 +154,7 @@ def test_odd_questions_do_not_break_search(retriever: Retriever, query: str) -> 
 # The CLI -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_search_json_schema(
     seed_settings: Settings, seed_papers: list[Paper], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -117,6 +117,7 @@ def test_urls_are_shown_without_their_userinfo() -> None:
     assert display_url("http://host/v1") == "http://host/v1"
 
 
+@pytest.mark.slow
 def test_credentials_in_the_llm_base_url_appear_nowhere(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], seed_settings: Settings
 ) -> None:

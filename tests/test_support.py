@@ -75,6 +75,7 @@ def topolm_abstract() -> str:
     return next(r["abstract"] for r in read_jsonl(CORPUS_JSONL) if r["id"] == TOPOLM)
 
 
+@pytest.mark.slow
 def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
     index_settings: Settings,
     srv_alone: OpenAIServer,
@@ -125,6 +126,7 @@ def test_one_invented_claim_beside_a_true_one_unsupports_the_citation(
     assert not citation.supported and citation.quote == ""
 
 
+@pytest.mark.slow
 def test_the_card_says_not_found_and_quotes_nothing(
     index_settings: Settings,
     srv_alone: OpenAIServer,

@@ -131,6 +131,7 @@ def test_c_tf_idf_picks_each_topics_own_terms() -> None:
     assert terms[1][0].startswith("graph") and "protein" not in " ".join(terms[1][:3])
 
 
+@pytest.mark.slow
 def test_map_is_cached_per_generation_and_recomputed_only_when_papers_change(
     tmp_path: Path, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
@@ -194,6 +195,7 @@ def test_server_mode_keeps_one_map_cache_per_server(tmp_path: Path) -> None:
     assert map_path(base).name == "topicmap.json"
 
 
+@pytest.mark.slow
 def test_rag_map_json_has_the_documented_shape(
     tmp_path: Path,
     seed_settings: Settings,

@@ -105,6 +105,7 @@ def banner(at: AppTest) -> Any:
     return next((e for e in at.main.expander if e.label.startswith("Offline")), None)
 
 
+@pytest.mark.slow
 def test_offline_chat_cites_the_right_paper_and_logs_feedback(app_env: Path) -> None:
     at = start()
     offline = banner(at)
@@ -166,6 +167,7 @@ def test_offline_chat_cites_the_right_paper_and_logs_feedback(app_env: Path) -> 
     assert turns(at) == [] and not at.chat_message
 
 
+@pytest.mark.slow
 def test_every_example_shown_is_answered_by_the_loaded_index(app_env: Path) -> None:
     at = start()
     labels = [b.label for b in at.button if b.key and b.key.startswith("example-")]
@@ -183,6 +185,7 @@ def test_every_example_shown_is_answered_by_the_loaded_index(app_env: Path) -> N
         assert not [b for b in at.button if b.key and b.key.startswith("example-")]
 
 
+@pytest.mark.slow
 def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
     at = start()
     ask(at, EVAL_QUESTION)
@@ -206,6 +209,7 @@ def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
     assert ":red-badge[" not in cards and ":orange-badge[" not in cards
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [401, 500])
 def test_llm_error_is_shown_and_the_chat_kept(
     app_env: Path, monkeypatch: pytest.MonkeyPatch, status: int
@@ -288,6 +292,7 @@ def test_replay_shows_an_abstention_with_its_nearest_papers_and_a_failed_turn(
     assert [b.label for b in at.chat_message[3].button] == ["Ask again"]
 
 
+@pytest.mark.slow
 def test_missing_index_offers_to_build_it(
     app_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -315,6 +320,7 @@ def test_missing_index_offers_to_build_it(
     assert answer is not None and answer.citations[0].paper_id == DARKBENCH
 
 
+@pytest.mark.slow
 def test_export_numbers_the_cited_papers_chat_wide(app_env: Path) -> None:
     at = start()
     download = at.sidebar.get("download_button")[0]
@@ -425,6 +431,7 @@ def test_error_messages_keep_code_and_lose_markup() -> None:
 # The model menu, feedback, the source list, math ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_model_menu_switches_models_without_a_restart(
     app_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -472,6 +479,7 @@ def test_openai_is_offered_only_with_its_key(
     assert "sk-test-SECRET" not in str(at.sidebar)
 
 
+@pytest.mark.slow
 def test_feedback_has_ids_a_changed_rating_supersedes_and_down_asks_why(app_env: Path) -> None:
     at = start()
     ask(at, DARK_QUESTION)
@@ -505,6 +513,7 @@ def test_feedback_has_ids_a_changed_rating_supersedes_and_down_asks_why(app_env:
     assert latest[0]["comment"] == "It should cite the DarkBench paper"
 
 
+@pytest.mark.slow
 def test_feedback_is_rate_limited_per_session(app_env: Path) -> None:
     at = start()
     ask(at, DARK_QUESTION)
@@ -522,6 +531,7 @@ def test_feedback_is_rate_limited_per_session(app_env: Path) -> None:
     assert len(read_jsonl(app_env)) == 7
 
 
+@pytest.mark.slow
 def test_the_sources_setting_changes_what_the_answer_shows(app_env: Path) -> None:
     at = start()
     at.sidebar.slider[0].set_value(2)
