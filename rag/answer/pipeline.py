@@ -223,18 +223,7 @@ def abstention(
     if named:
         lines += ["", message("nearest", question)]
         lines += [f"- {inert_markers(r.paper.title)}" for r in named]
-    return CitedAnswer(
-        question=question,
-        standalone_question=standalone,
-        answer="\n".join(lines),
-        citations=[],
-        sources=nearest,
-        abstained=True,
-        model=assistant.model,
-        offline=assistant.offline,
-        refusal=refusal,
-        nearest=named,
-    )
+    return _refused(question, standalone, "\n".join(lines), refusal, nearest, assistant)
 
 
 def name_refusal(
@@ -251,16 +240,28 @@ def name_refusal(
     if closest:
         lines += ["", message("closest_names", question)]
         lines += [f"- {inert_markers(n)}: {inert_markers(p.title)}" for n, p in closest]
+    return _refused(question, standalone, "\n".join(lines), lines[0], nearest, assistant)
+
+
+def _refused(
+    question: str,
+    standalone: str,
+    text: str,
+    refusal: str,
+    nearest: list[RetrievedPaper],
+    assistant: Assistant,
+) -> CitedAnswer:
+    """A refusal, its parts kept as data: what it says and the closest papers it names."""
     return CitedAnswer(
         question=question,
         standalone_question=standalone,
-        answer="\n".join(lines),
+        answer=text,
         citations=[],
         sources=nearest,
         abstained=True,
         model=assistant.model,
         offline=assistant.offline,
-        refusal=lines[0],
+        refusal=refusal,
         nearest=nearest[:NEAREST_SHOWN],
     )
 
