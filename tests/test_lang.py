@@ -10,7 +10,15 @@ import pytest
 
 from rag.answer.extractive import ExtractiveOptions, extractive_answer
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.lang.gloss import GLOSSARY, gloss, language, mostly_cjk, read_glossary, scripts
+from rag.lang.gloss import (
+    GLOSSARY,
+    english_part,
+    gloss,
+    language,
+    mostly_cjk,
+    read_glossary,
+    scripts,
+)
 from rag.lang.messages import MESSAGES
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
@@ -118,3 +126,12 @@ def test_follow_up_answers_are_those_of_the_rewriting_code(
         ]
         result = answer(case["question"], history, assistant=offline, previous=first)
         assert result.answer == case["answer"], case["question"]
+
+
+def test_the_english_part_of_a_claim_drops_a_few_cjk_letters_only() -> None:
+    mixed = "SparseGAT cures Alzheimer's disease and is the first AGI (治愈阿尔茨海默病)."
+    assert english_part(mixed) == "SparseGAT cures Alzheimer's disease and is the first AGI."
+    assert english_part("Plain English [1].") == "Plain English [1]."
+    # Mostly Chinese, even with English terms in it: not for the English model to judge.
+    assert english_part("旋转运行时平滑（Rotated Runtime Smooth）在运行时平滑通道异常值。") is None
+    assert english_part("Le modèle apprend très vite, à peine réglé (模型).") is None

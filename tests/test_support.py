@@ -162,3 +162,21 @@ def test_the_card_says_not_found_and_quotes_nothing(
     warnings, quoted = card(faithful)
     assert not any("Not found" in w for w in warnings)
     assert quoted and all(q.strip() in abstract for q in quoted)
+
+
+# Issue 22, item 10: a few Chinese letters must not switch the check off.
+MIXED = "TopoLM cures Alzheimer's disease and is the first AGI (治愈阿尔茨海默病) [1]."
+
+
+def test_a_mostly_english_claim_with_chinese_letters_is_still_checked(
+    srv_alone: OpenAIServer, assistant: Assistant
+) -> None:
+    srv_alone.script(MIXED)
+    result = answer(QUESTION, assistant=assistant)
+    [citation] = result.citations
+    assert citation.paper_id == TOPOLM
+    assert citation.supported is False and citation.support is not None
+    assert citation.support < MINILM.support_floor
+    assert citation.quote == ""
+    printed = result.as_json()
+    assert printed["unsupported"] == 1 and printed["citations"][0]["supported"] is False

@@ -31,7 +31,7 @@ from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import unit_rows
 from rag.index.chunking import split_sentences
-from rag.lang.gloss import is_english
+from rag.lang.gloss import english_part, is_english
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import Paper
 
@@ -118,14 +118,18 @@ def best_quotes(
     `idf` gives a term's rarity in the corpus (`KeywordIndex.idf`, what the support floor was
     measured with); without it, rarity is measured among the abstract's own sentences.
     `measure_support` False (embeddings other than the bundled English model's, on which the
-    floor was measured) leaves support unmeasured, as does a claim that is not in English.
+    floor was measured) leaves support unmeasured, as does a claim that is not in English
+    (one that is mostly English is measured on its Latin part: `rag.lang.gloss.english_part`).
     `calibration` gives the weight of shared terms and the floor.
     """
     by_number: dict[int, list[str]] = {}
     for claim in claims(text):
         for n in claim.numbers:
             if n in papers:
-                by_number.setdefault(n, []).append(claim.text or fallback_claim or text)
+                said = claim.text or fallback_claim or text
+                # Judged on what the English model can read of it: a mostly English claim
+                # without its few Chinese letters; a Chinese claim stays as it is (unmeasured).
+                by_number.setdefault(n, []).append(english_part(said) or said)
     if not by_number:
         return {}
     candidates: dict[int, list[str]] = {

@@ -131,6 +131,34 @@ def is_english(text: str) -> bool:
     return language(text) == "en"
 
 
+# Chinese, Japanese and Korean letters with their punctuation and full-width forms.
+_CJK_RUN = re.compile(
+    r"[\u1100-\u11ff\u3000-\u303f\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
+    r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+"
+)
+_EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}")
+_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?])")
+
+
+def latin_part(text: str) -> str:
+    """`text` without its Chinese, Japanese and Korean runs, what an English model reads of it:
+    "X is the first AGI (治愈阿尔茨海默病)." -> "X is the first AGI." (empty brackets dropped)."""
+    rest = _EMPTY_BRACKETS.sub(" ", _CJK_RUN.sub(" ", text))
+    return _SPACE_BEFORE_STOP.sub(r"\1", " ".join(rest.split()))
+
+
+def english_part(text: str) -> str | None:
+    """What of `text` the bundled English model can judge: itself when it is English; its
+    Latin part when it is mostly English with a few CJK letters (see `MOSTLY_CJK`) and that
+    part is English; None for a text that is not (Chinese, or another language)."""
+    if is_english(text):
+        return text
+    if mostly_cjk(text):
+        return None
+    rest = latin_part(text)
+    return rest if rest and is_english(rest) else None
+
+
 @lru_cache(maxsize=1)
 def cedict() -> dict[str, tuple[str, ...]]:
     """Simplified and traditional headword -> cleaned English senses, from CC-CEDICT."""
