@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from markdown_it import MarkdownIt
 
@@ -13,6 +15,7 @@ from rag.corpus.seeds import load_corpus
 from rag.settings import BUNDLED_CORPUS, get_settings, with_overrides
 from rag.types import Paper, RetrievedPaper
 from tests.helpers import plain
+from ui.explore import _hover, make_explorer
 from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
 from ui.latex import display_form, plain_latex, plain_text
 from ui.model_menu import CONFIGURED, model_choices
@@ -22,6 +25,9 @@ from ui.render import (
     card_details,
     display_answer,
     display_text,
+    escape_export,
+    escape_text,
+    highlighted_abstract,
     link_title,
     source_facts,
     source_line,
@@ -123,6 +129,34 @@ def test_every_bundled_paper_keeps_its_tier() -> None:
     assert tiers == {"Oral": 205, "Spotlight": 372, "Poster": 1533, "": 13}
     for paper in papers:
         assert paper.tier == paper.decision.removeprefix("Accept (").removesuffix(")")
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def test_bidi_controls_never_reach_a_heading_card_source_list_or_map_hover() -> None:
+    title = f"Safe \u202eFDP.exe\u202c title{BIDI} $x^2$"
+    paper = Paper("p", title, "An \u2067abstract\u2069.", keywords=("k\u202ew",))
+    row = SourceRow(1, RetrievedPaper(paper, 0.5, 0.5), [])
+    shown = {
+        "heading": source_line(row),
+        "card heading": display_text(paper.title),
+        "plain": escape_text(paper.title),
+        "card": card_details(paper) + highlighted_abstract(paper.abstract, ["abstract"]),
+        "link title": link_title(paper.title),
+        "answer": display_answer(f"It is {title} [1]"),
+        "export": escape_export(title),
+        "hover": _hover(title),
+    }
+    topic_map = SimpleNamespace(
+        paper_ids=["p"], topics=np.array([0]), topic_list=[SimpleNamespace(label="t\u202eopic")]
+    )
+    found = make_explorer(topic_map, SimpleNamespace(get=lambda pid: paper))  # type: ignore[arg-type]
+    shown["map hover"] = found.hover[0]
+    for where, text in shown.items():
+        assert not set(text) & set(BIDI), (where, text)
+    assert shown["heading"] == "\\[1\\] Safe FDP\\.exe title $x^2$"
+    assert "FDP.exe title" in shown["map hover"]
 
 
 def test_display_text_is_escaped_around_math_and_never_a_list_or_heading() -> None:
