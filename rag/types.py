@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 TIERS = ("Oral", "Spotlight", "Poster")
 OFFLINE_MODEL = "offline:extractive"  # the model name of answers and tables built without an LLM
+# The decisions that name a tier, whole (case and runs of spaces aside): "Accept (Oral)" as the
+# loaders and `rag fetch` write it, the bare tier, and OpenReview's venue ("ICLR 2025 Oral").
+# Any other decision names none, so "Reject (considered for an Oral)" gets no Oral badge.
+_TIER_DECISION = re.compile(
+    r"(?:accept \((oral|spotlight|poster)\)|(?:iclr \d{4} )?(oral|spotlight|poster))",
+    re.IGNORECASE,
+)
 NEAREST_SHOWN = 3  # a refusal names (and the page shows) this many closest, low-match papers
 
 
@@ -35,7 +43,7 @@ class Paper:
     @property
     def tier(self) -> str:
         """Oral / Spotlight / Poster, or '' when the decision does not say."""
-        return next((t for t in TIERS if t.lower() in self.decision.lower()), "")
+        return tier_of(self.decision)
 
     @property
     def content_hash(self) -> str:
@@ -47,6 +55,13 @@ class Paper:
         if shown:
             fields.append(shown)
         return hashlib.sha256(json.dumps(fields, default=str).encode()).hexdigest()[:16]
+
+
+def tier_of(decision: str) -> str:
+    """The tier a decision names exactly ("Accept (Oral)" -> "Oral"), '' for any other text."""
+    match = _TIER_DECISION.fullmatch(" ".join(decision.split()))
+    word = (match.group(1) or match.group(2)).lower() if match else ""
+    return next((t for t in TIERS if t.lower() == word), "")
 
 
 @dataclass(frozen=True)

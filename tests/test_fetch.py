@@ -170,6 +170,26 @@ def test_malformed_notes_are_left_out_with_the_reason() -> None:
     assert record is not None and record["id"] == NOTES[0]["id"] and problem == ""
 
 
+@pytest.mark.parametrize(
+    ("venue", "decision"),
+    [
+        ("ICLR 2025 Oral", "Accept (Oral)"),
+        ("ICLR 2025 Spotlight", "Accept (Spotlight)"),
+        ("NeurIPS 2024 poster", "Accept (Poster)"),
+        ("ICLR 2025 Poster (Oral candidate)", "Accept"),  # no known tier, not an oral
+        ("ICLR 2025 Oral? no: Poster", "Accept"),
+        ("Oral ICLR 2025 Poster", "Accept"),
+        ("ICLR 2025 Conference", "Accept"),
+    ],
+)
+def test_only_an_exact_venue_names_the_tier(venue: str, decision: str) -> None:
+    note = copy.deepcopy(next(n for n in NOTES if n["id"] == ACCEPTED[0]))
+    note["content"]["venue"] = {"value": venue}
+    record, problem = paper_from_note(note, VENUE)
+    assert record is not None and problem == ""
+    assert record["decision"] == decision
+
+
 @pytest.mark.slow
 def test_cli_fetch_then_ingest_and_a_refetch_changes_only_what_changed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from markdown_it import MarkdownIt
 
-from rag.settings import get_settings, with_overrides
-from rag.types import Paper
+from rag.corpus.seeds import load_corpus
+from rag.settings import BUNDLED_CORPUS, get_settings, with_overrides
+from rag.types import Paper, RetrievedPaper
 from tests.helpers import plain
+from ui.explore import _hover, make_explorer
 from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
 from ui.latex import display_form, plain_latex, plain_text
 from ui.model_menu import CONFIGURED, model_choices
-from ui.render import Turn, card_details, display_answer, display_text, link_title
+from ui.render import (
+    SourceRow,
+    Turn,
+    card_details,
+    display_answer,
+    display_text,
+    escape_export,
+    escape_text,
+    highlighted_abstract,
+    link_title,
+    source_facts,
+    source_line,
+)
 
 # LaTeX ---------------------------------------------------------------------------------------
 
@@ -45,6 +62,101 @@ def test_math_goes_to_katex_only_when_katex_knows_every_command() -> None:
     ]
     assert plain_text(r"$O(N)$ in \textit{time}") == "$O(N)$ in time"
     assert plain_latex(r"\times{}2 \href{javascript:x}{y}") == "×2 hrefjavascript:xy"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        r"\textcolor{red}{\boxed{Oral}}",
+        r"x \color{white} hidden",
+        r"\colorbox{red}{Oral}",
+        r"\fcolorbox{red}{white}{Oral}",
+        r"\boxed{x^2}",
+        r"\fbox{Oral}",
+        r"\htmlStyle{color: white}{x}",
+        r"\htmlClass{badge}{Oral}",
+        r"\href{https://example.org}{x}",
+        r"\url{https://example.org}",
+        r"\mathcolor{red}{x}",
+        r"\phantom{x} y",
+    ],
+)
+def test_colour_box_and_link_commands_never_reach_katex(body: str) -> None:
+    pieces = display_form(f"A ${body}$ and $x^2$")
+    assert [p for p in pieces if p[0] == "math"] == [("math", "x^2")], pieces
+
+
+def test_a_title_cannot_draw_a_badge_or_hide_text() -> None:
+    paper = Paper("p", r"Fast $\textcolor{red}{\boxed{Oral}}$ \color{white} nets", "x.")
+    assert display_text(paper.title) == "Fast Oral nets"  # plain text: no math, no colour
+    assert display_form(r"$x \color{white} secret$") == [("text", "x secret")]
+    row = SourceRow(1, RetrievedPaper(paper, 0.5, 0.5), [])
+    shown = source_line(row) + " " + source_facts(row)
+    assert "$" not in shown and "badge" not in shown and "color" not in shown
+
+
+@pytest.mark.parametrize(
+    ("decision", "tier"),
+    [
+        ("Accept (Oral)", "Oral"),
+        ("Accept (Spotlight)", "Spotlight"),
+        ("Accept (Poster)", "Poster"),
+        ("accept  (poster)", "Poster"),  # case and spaces aside
+        ("Oral", "Oral"),
+        ("ICLR 2025 Spotlight", "Spotlight"),
+        ("Reject (considered for an Oral, then rejected)", ""),
+        ("Accept (Poster) (Oral candidate)", ""),
+        ("ICLR 2025 Poster (Oral candidate)", ""),
+        ("Not an Oral", ""),
+        ("Accept", ""),
+        ("", ""),
+    ],
+)
+def test_only_an_exact_decision_names_a_tier(decision: str, tier: str) -> None:
+    paper = Paper("p", "Title", "Abstract.", decision=decision)
+    assert paper.tier == tier
+    facts = source_facts(SourceRow(1, RetrievedPaper(paper, 0.5, 0.5), []))
+    assert ("-badge[" in facts) == bool(tier), facts
+    if not tier:  # the decision itself is shown, as text
+        assert facts.startswith(display_text(decision) or "Decision unknown")
+
+
+@pytest.mark.slow
+def test_every_bundled_paper_keeps_its_tier() -> None:
+    """Tiers come only from exact decisions; the bundle's are all of that form."""
+    papers = load_corpus([BUNDLED_CORPUS]).papers
+    tiers = Counter(p.tier for p in papers)
+    assert tiers == {"Oral": 205, "Spotlight": 372, "Poster": 1533, "": 13}
+    for paper in papers:
+        assert paper.tier == paper.decision.removeprefix("Accept (").removesuffix(")")
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def test_bidi_controls_never_reach_a_heading_card_source_list_or_map_hover() -> None:
+    title = f"Safe \u202eFDP.exe\u202c title{BIDI} $x^2$"
+    paper = Paper("p", title, "An \u2067abstract\u2069.", keywords=("k\u202ew",))
+    row = SourceRow(1, RetrievedPaper(paper, 0.5, 0.5), [])
+    shown = {
+        "heading": source_line(row),
+        "card heading": display_text(paper.title),
+        "plain": escape_text(paper.title),
+        "card": card_details(paper) + highlighted_abstract(paper.abstract, ["abstract"]),
+        "link title": link_title(paper.title),
+        "answer": display_answer(f"It is {title} [1]"),
+        "export": escape_export(title),
+        "hover": _hover(title),
+    }
+    topic_map = SimpleNamespace(
+        paper_ids=["p"], topics=np.array([0]), topic_list=[SimpleNamespace(label="t\u202eopic")]
+    )
+    found = make_explorer(topic_map, SimpleNamespace(get=lambda pid: paper))  # type: ignore[arg-type]
+    shown["map hover"] = found.hover[0]
+    for where, text in shown.items():
+        assert not set(text) & set(BIDI), (where, text)
+    assert shown["heading"] == "\\[1\\] Safe FDP\\.exe title $x^2$"
+    assert "FDP.exe title" in shown["map hover"]
 
 
 def test_display_text_is_escaped_around_math_and_never_a_list_or_heading() -> None:

@@ -19,7 +19,7 @@ import streamlit as st
 from rag.errors import StoreError
 from rag.explore.topicmap import TopicMap, load_topic_map, map_path, read_cached_map
 from rag.index.vectors import PaperVectors, read_paper_vectors
-from ui.render import escape_text
+from ui.render import escape_text, without_bidi
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant, CitedAnswer
@@ -110,7 +110,7 @@ def make_explorer(topic_map: TopicMap, corpus: PaperVectors) -> Explorer:
 
 def _hover(text: str, width: int = 70) -> str:
     """Escaped for Plotly's HTML subset, wrapped so long titles fit the hover box."""
-    words, lines, line = text.split(), [], ""
+    words, lines, line = without_bidi(text).split(), [], ""
     for word in words:
         if line and len(line) + len(word) > width:
             lines.append(line)

@@ -20,8 +20,23 @@ Piece = tuple[Literal["text", "math"], str]
 _TEXT_COMMANDS = {
     "textit", "textbf", "textsc", "texttt", "textsf", "textrm", "textup", "textmd", "textsl",
     "emph", "underline", "text", "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "mbox",
-    "url", "boldsymbol", "bm", "textnormal", "uline", "hbox",
+    "url", "boldsymbol", "bm", "textnormal", "uline", "hbox", "boxed", "fbox", "framebox",
 }  # fmt: skip
+# Commands that colour, box, hide, move or link what they hold: never handed to KaTeX (math
+# holding one is plain text), so corpus text cannot draw a badge, hide words or add a link.
+# As text, the colour argument goes and the rest is kept: \textcolor{red}{\boxed{Oral}} -> Oral.
+_NOT_KATEX = {
+    "color", "textcolor", "colorbox", "fcolorbox", "pagecolor", "mathcolor", "boxed", "fbox",
+    "framebox", "bbox", "htmlStyle", "htmlClass", "htmlId", "htmlData", "href", "url",
+    "includegraphics", "phantom", "hphantom", "vphantom", "smash", "llap", "rlap", "clap",
+    "mathllap", "mathrlap", "mathclap", "raisebox", "rule", "kern", "mkern", "hspace",
+    "hskip", "mskip", "moveleft", "moveright", "style", "class", "cssId", "enclose",
+}  # fmt: skip
+# A colour argument, dropped as text (\textcolor{red}{...}, \color{red}, \fcolorbox{a}{b}{...}).
+_DROPPED_ARGUMENT = re.compile(
+    r"(?:\\(?:(?:text|math)?color|colorbox|pagecolor)\s*\{[^{}]*\}"
+    r"|\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\})\s*"
+)
 # Switches written as {\it fast}: dropped, the group's text kept.
 _SWITCHES = {"it", "bf", "em", "sc", "tt", "rm", "sf", "sl", "small", "large", "footnotesize"}
 # A few symbols that abstracts use outside math.
@@ -61,6 +76,7 @@ _KATEX = set(_TEXT_COMMANDS) | {
     "searrow", "lbrace", "rbrace", "lbrack", "rbrack", "%", "&", "_", "#", "$", "{", "}",
     ",", ";", ":", "!", " ",
 }  # fmt: skip
+_KATEX -= _NOT_KATEX
 # Pandoc's rule for $...$: no space inside either dollar, no digit after the closing one
 # ("from $5 to $10" is money).
 _MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(?!\s)(.+?)(?<![\s\\])\$(?!\d)")
@@ -99,6 +115,7 @@ def plain_latex(text: str) -> str:
     r"""Text with its LaTeX commands as plain text: `\textit{O}` -> O, `\OOO{}` -> OOO."""
     if "\\" not in text:  # braces alone are the text's own (model replies, code)
         return text
+    text = _DROPPED_ARGUMENT.sub("", text)
     previous = None
     while previous != text:  # innermost groups first: \underline{\textit{O}}
         previous = text

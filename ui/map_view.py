@@ -17,7 +17,7 @@ import streamlit as st
 from rag.types import Paper
 from ui.explore import PALETTE, PAPER_KEY, VIEW_KEY, Explorer, explorer, highlight_of, switch_to
 from ui.papers_view import show_comparison_picker, show_paper_card
-from ui.render import Turn
+from ui.render import Turn, without_bidi
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant
@@ -207,7 +207,7 @@ def _topic_annotations(found: Explorer, indices: np.ndarray) -> list[dict[str, A
             {
                 "x": float(x),
                 "y": float(y),
-                "text": html.escape(topic.label),
+                "text": html.escape(without_bidi(topic.label)),
                 "showarrow": False,
                 "font": {"size": 11, "color": "#222222"},
                 "bgcolor": "rgba(255,255,255,0.65)",

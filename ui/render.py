@@ -42,24 +42,32 @@ _MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
 _NESTED_MARKER = re.compile(r"(?m)^(\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\d{0,9})(?=[-*+.)]\s)")
 TIER_COLOURS = dict(zip(TIERS, ("red", "orange", "blue"), strict=True))
 # Terminal and bidi controls, which a hover title has no use for.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Bidi embeddings, overrides, isolates and marks: a title holding U+202E shows reversed text.
+_BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 TITLE_CHARS = 300  # a hover title longer than this is cut
+
+
+def without_bidi(text: str) -> str:
+    """`text` without bidi controls, so it reads in the order it is written; every path that
+    shows untrusted text (headings, cards, source lists, link titles, map hover) uses it."""
+    return _BIDI.sub("", text)
 
 
 def escape_text(text: str) -> str:
     """Untrusted plain text shown exactly as written: nothing in it is Markdown."""
-    return _ACTIVE.sub(r"\\\1", " ".join(text.split()))
+    return _ACTIVE.sub(r"\\\1", " ".join(without_bidi(text).split()))
 
 
 def escape_export(text: str) -> str:
     """Untrusted text for the exported Markdown file: inert, yet readable as plain text."""
-    return _EXPORT_ACTIVE.sub(r"\\\1", " ".join(text.split()))
+    return _EXPORT_ACTIVE.sub(r"\\\1", " ".join(without_bidi(text).split()))
 
 
 def escape_answer(text: str) -> str:
     """Model output with bold, italics and lists kept; no HTML, links, images, math, headings
     or Streamlit directives (streamed pieces are escaped one by one, so no rule spans lines)."""
-    return _ANSWER_ACTIVE.sub(lambda m: "\\" + m.group(0), text)
+    return _ANSWER_ACTIVE.sub(lambda m: "\\" + m.group(0), without_bidi(text))
 
 
 def display_text(text: str) -> str:
@@ -67,7 +75,7 @@ def display_text(text: str) -> str:
     text (`\\textit{O}` -> O), everything else escaped as by `escape_text`."""
     return "".join(
         f"${piece}$" if kind == "math" else _spaced(escape_text, piece)
-        for kind, piece in display_form(text)
+        for kind, piece in display_form(without_bidi(text))
     ).strip()
 
 
@@ -84,6 +92,7 @@ def display_answer(text: str) -> str:
     shown = []
     for line in text.split("\n"):
         pieces = []
+        line = without_bidi(line)
         for kind, piece in display_form(line) if line.strip() else [("text", line)]:
             pieces.append(f"${piece}$" if kind == "math" else escape_answer(piece))
         # display_form collapses the spaces at either end: a sublist's indent, the space

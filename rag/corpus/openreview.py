@@ -42,6 +42,8 @@ MAX_NOTES = 200_000  # the offset past which a fetch stops
 PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
+# An accepted paper's venue as OpenReview writes it: "ICLR 2025 Oral", "NeurIPS 2024 poster".
+_TIER_VENUE = re.compile(r"[A-Za-z][\w.\-]* \d{4} (oral|spotlight|poster)", re.IGNORECASE)
 _VENUE_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)+$")
 
 
@@ -367,7 +369,10 @@ def paper_from_note(
 def decision(venue: str, venueid: Any, venue_id: str) -> str:
     """`Accept (Oral)` and the like, from the venue string ("ICLR 2025 Oral")."""
     if venueid == venue_id:
-        tier = next((t for t in TIERS if t.lower() in venue.lower()), "")
+        # Only a venue of exactly that shape names a tier ("ICLR 2025 Poster (Oral candidate)"
+        # is an accepted paper of no known tier, not an oral).
+        match = _TIER_VENUE.fullmatch(" ".join(venue.split()))
+        tier = next((t for t in TIERS if match and t.lower() == match.group(1).lower()), "")
         return f"Accept ({tier})" if tier else "Accept"
     lowered = f"{venue} {venueid}".lower()
     if "withdrawn" in lowered:
