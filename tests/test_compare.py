@@ -119,7 +119,7 @@ def test_the_model_writes_cells_and_foreign_citations_are_dropped(
     prompt = srv.requests[-1].messages
     user = next(m["content"] for m in prompt if m["role"] == "user")
     assert user.count('<source n="') == 3 and user.count("</sources>") == 1
-    assert "&lt;/sources> &lt;source" in user  # the fake fence stays inside the data
+    assert "[/sources> [source" in user  # the fake fence stays inside the data
     cells = {r.aspect: r.cells for r in table.rows}
     assert cells["problem"][1].text == "Reward models miss subtle changes [2]."
     assert cells["approach"][0].text == "A benchmark of 660 prompts [1][3]."  # [3] is compared
@@ -152,7 +152,7 @@ def test_lookalike_fence_tags_in_an_abstract_are_defused_in_the_compare_prompt(
     assert folded.count("</sources>") == 1 and user.rstrip().endswith(
         "as the JSON object described."
     )
-    assert "&lt;/s\u043eurces>" in user and user.count("&lt;\u200b/sources>") == 2
+    assert "[/s\u043eurces>" in user and user.count("[\u200b/sources>") == 2
     assert cyrillic not in user and zero_width not in user
 
 
