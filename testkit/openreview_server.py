@@ -100,7 +100,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, body)
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        self.reply(status, json.dumps(payload).encode(), headers)
+
+    def reply(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        """`data` as the JSON body, with `headers` beside (a hostile hook's raw reply too)."""
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))

@@ -31,23 +31,13 @@ ACCEPTED = [
 ]
 
 
-def send(handler: Any, body: bytes, headers: dict[str, str] | None = None) -> None:
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(body)))
-    for key, value in (headers or {}).items():
-        handler.send_header(key, value)
-    handler.end_headers()
-    handler.wfile.write(body)
-
-
 def fetch(server: OpenReviewServer, out: Path, **kwargs: Any) -> Any:
     return fetch_venue(VENUE, out, api_url=server.base_url, **{**FAST, **kwargs})
 
 
 def test_the_same_page_forever_stops_at_the_first_repeat(tmp_path: Path) -> None:
     def same_page(handler: Any, query: dict[str, str]) -> bool:
-        send(handler, json.dumps({"notes": ACCEPTED[:3], "count": None}).encode())
+        handler.reply(200, json.dumps({"notes": ACCEPTED[:3], "count": None}).encode())
         return True
 
     with OpenReviewServer() as server:
@@ -70,7 +60,7 @@ def test_endless_new_notes_stop_at_the_ceiling(
             note = copy.deepcopy(ACCEPTED[0])
             note["id"] = note["forum"] = f"Gen{i:08d}"
             notes.append(note)
-        send(handler, json.dumps({"notes": notes, "count": 10**12}).encode())
+        handler.reply(200, json.dumps({"notes": notes, "count": 10**12}).encode())
         return True
 
     with OpenReviewServer() as server:
@@ -89,7 +79,7 @@ def test_a_gzip_bomb_is_refused_before_it_is_inflated(
     assert len(bomb) < 200_000
 
     def gzip_bomb(handler: Any, query: dict[str, str]) -> bool:
-        send(handler, bomb, {"Content-Encoding": "gzip"})
+        handler.reply(200, bomb, {"Content-Encoding": "gzip"})
         return True
 
     with OpenReviewServer() as server:
@@ -156,7 +146,7 @@ def test_a_page_with_more_notes_than_asked_loses_none(tmp_path: Path) -> None:
     def overfull(handler: Any, query: dict[str, str]) -> bool:
         offset, limit = int(query["offset"]), int(query["limit"])
         page = many[offset : offset + limit * 5 // 2]
-        send(handler, json.dumps({"notes": page, "count": len(many)}).encode())
+        handler.reply(200, json.dumps({"notes": page, "count": len(many)}).encode())
         return True
 
     with OpenReviewServer() as server:
@@ -177,7 +167,7 @@ def test_the_cli_says_when_it_stopped_early_and_what_it_cut(
     )
 
     def same_page(handler: Any, query: dict[str, str]) -> bool:
-        send(handler, json.dumps({"notes": notes[:4], "count": None}).encode())
+        handler.reply(200, json.dumps({"notes": notes[:4], "count": None}).encode())
         return True
 
     with OpenReviewServer() as server:

@@ -13,8 +13,6 @@ from rag.settings import EmbeddingSettings, LLMSettings
 from rag.types import OFFLINE_MODEL
 
 __all__ = [
-    "OFFLINE_MODEL",
-    "ModelError",
     "chat_model_name",
     "embeddings_name",
     "make_chat_model",
