@@ -94,8 +94,9 @@ def copy_index(settings: Settings, target: Path) -> Settings:
 
 
 def plain(markdown: str) -> str:
-    """What a reader sees of escaped Markdown text: the backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """What a reader sees of escaped Markdown text: the backslash escapes and the invisible
+    word joiners (which break autolinks and icons, ui.render.JOINER) removed."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

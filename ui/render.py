@@ -46,6 +46,17 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2
 # Bidi embeddings, overrides, isolates and marks: a title holding U+202E shows reversed text.
 _BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 TITLE_CHARS = 300  # a hover title longer than this is cut
+# Streamlit's (remark-gfm's) and GitHub's autolink passes and Streamlit's :icon: and :emoji:
+# pass run on the text after backslash escapes are undone, so `http\://`, `www\.`, `a\@b.org`
+# and `\:material/warning\:` still became links and icons. A word joiner (invisible, as for a
+# quoted `[n]`) after `www`, before `@` and after a `:` that opens a name or `//` breaks them.
+JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?=@)|(?<=:)(?=[/\w])")
+# A line of only `-` or `=` (a setext underline: the line above becomes a heading, which can
+# forge the export's "References") or a rule of `*`, `-`, `_` with spaces between: its first
+# mark is escaped. Whole texts only; a streamed piece only where its newline is in the piece.
+_UNDERLINE = re.compile(r"(?m)^([ \t]*)(?=([-=*_])(?:[ \t]*\2)*[ \t]*$)")
+_UNDERLINE_IN_PIECE = re.compile(r"(?m)^([ \t]*)(?=([-=*_])(?:[ \t]*\2)*[ \t]*\n)")
 
 
 def without_bidi(text: str) -> str:
@@ -54,20 +65,30 @@ def without_bidi(text: str) -> str:
     return _BIDI.sub("", text)
 
 
+def no_autolinks(text: str) -> str:
+    """`text` with a word joiner where an autolink, icon or emoji code would start."""
+    return _AUTOLINK.sub(JOINER, text)
+
+
 def escape_text(text: str) -> str:
     """Untrusted plain text shown exactly as written: nothing in it is Markdown."""
-    return _ACTIVE.sub(r"\\\1", " ".join(without_bidi(text).split()))
+    return _ACTIVE.sub(r"\\\1", no_autolinks(" ".join(without_bidi(text).split())))
 
 
 def escape_export(text: str) -> str:
     """Untrusted text for the exported Markdown file: inert, yet readable as plain text."""
-    return _EXPORT_ACTIVE.sub(r"\\\1", " ".join(without_bidi(text).split()))
+    return _EXPORT_ACTIVE.sub(r"\\\1", no_autolinks(" ".join(without_bidi(text).split())))
 
 
 def escape_answer(text: str) -> str:
     """Model output with bold, italics and lists kept; no HTML, links, images, math, headings
     or Streamlit directives (streamed pieces are escaped one by one, so no rule spans lines)."""
-    return _ANSWER_ACTIVE.sub(lambda m: "\\" + m.group(0), without_bidi(text))
+    text = _ANSWER_ACTIVE.sub(lambda m: "\\" + m.group(0), no_autolinks(without_bidi(text)))
+    return _UNDERLINE_IN_PIECE.sub(_escape_mark, text)
+
+
+def _escape_mark(match: re.Match[str]) -> str:
+    return match.group(1) + "\\"
 
 
 def display_text(text: str) -> str:
@@ -100,7 +121,8 @@ def display_answer(text: str) -> str:
         indent = line[: len(line) - len(line.lstrip())]
         tail = line[len(line.rstrip()) :] if line.strip() else ""
         shown.append(indent + "".join(pieces) + tail)
-    return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", "\n".join(shown))
+    shown_text = _UNDERLINE.sub(_escape_mark, "\n".join(shown))
+    return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", shown_text)
 
 
 def link_title(text: str) -> str:
@@ -395,4 +417,4 @@ def _renumber(text: str, local: dict[int, int]) -> str:
             pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "]")
         last = marker.end
     pieces.append(escape_answer(text[last:]))
-    return "".join(pieces)
+    return _UNDERLINE.sub(_escape_mark, "".join(pieces))
