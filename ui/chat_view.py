@@ -18,7 +18,15 @@ from rag.errors import AnswerError, StoreError
 from rag.settings import Settings
 from rag.types import Filters
 from ui import papers_view
-from ui.feedback import MAX_COMMENT, REASONS, RateLimit, append_feedback, feedback_record
+from ui.feedback import (
+    MAX_COMMENT,
+    PROCESS_RATE_LIMIT,
+    REASONS,
+    FeedbackRefused,
+    RateLimit,
+    append_feedback,
+    feedback_record,
+)
 from ui.render import (
     SourceRow,
     Turn,
@@ -84,6 +92,12 @@ def ask_again(turn_id: str) -> None:
         use_example(failed.question)
 
 
+@st.cache_resource(show_spinner=False)
+def process_feedback_limit() -> RateLimit:
+    """The feedback allowance of the whole process: new sessions share it."""
+    return RateLimit(limit=PROCESS_RATE_LIMIT)
+
+
 def save_feedback(turn_id: str, path: Path, details: bool = False) -> None:
     """Append the rating of one answer (and, from the thumbs-down form, its reasons and
     comment) to the JSONL log; it supersedes this turn's earlier rating."""
@@ -98,16 +112,18 @@ def save_feedback(turn_id: str, path: Path, details: bool = False) -> None:
         reasons = list(st.session_state.get(f"reasons-{turn_id}") or [])
         comment = str(st.session_state.get(f"comment-{turn_id}") or "")
     limit: RateLimit = st.session_state.setdefault("feedback_limit", RateLimit())
-    if not limit.allow(time.monotonic()):
-        st.toast(
-            "Feedback not saved: too many ratings from this page; try again in a few minutes.",
-            icon=":material/hourglass:",
-        )
-        return
+    now = time.monotonic()
+    for allowance, whose in ((limit, "from this page"), (process_feedback_limit(), "on this app")):
+        if not allowance.allow(now):
+            st.toast(
+                f"Feedback not saved: too many ratings {whose}; try again in a few minutes.",
+                icon=":material/hourglass:",
+            )
+            return
     record = feedback_record(turn, st.session_state.session_id, rating, reasons, comment)
     try:
         append_feedback(path, record)
-    except OSError as e:
+    except (OSError, FeedbackRefused) as e:
         st.toast(f"Feedback not saved: {escape_message(e)}", icon=":material/error:")
         return
     st.toast("Thanks, feedback saved.", icon=":material/thumb_up:")

@@ -6,12 +6,15 @@
 The log is append-only: a changed rating is a new line for the same session and turn, and
 `latest_feedback` (what a reader uses) keeps the last one. Lines are ASCII-escaped JSON, so a
 U+2028 in a question cannot split a line for a reader that splits on it. Each session may write
-`RATE_LIMIT` lines per `RATE_WINDOW` seconds; more are refused, not queued.
+`RATE_LIMIT` lines per `RATE_WINDOW` seconds, the whole process `PROCESS_RATE_LIMIT` (a client
+opening new sessions gets no more), and the file stops growing at `MAX_LOG_BYTES`, whichever
+processes write it; more is refused, not queued.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rag.errors import RagError
 from ui.render import Turn
 
 REASONS = [
@@ -31,6 +35,12 @@ REASONS = [
 RATE_LIMIT = 20
 RATE_WINDOW = 600.0  # seconds
 MAX_COMMENT = 1000  # characters kept of a comment
+PROCESS_RATE_LIMIT = 200  # lines per RATE_WINDOW from all sessions of one app process
+MAX_LOG_BYTES = 20 * 1024 * 1024  # the log is not written past this size (about 10,000 lines)
+
+
+class FeedbackRefused(RagError):
+    """A rating not written: over a rate limit, or the log is full."""
 
 
 def feedback_record(
@@ -68,11 +78,15 @@ def feedback_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
 
 
-def append_feedback(path: Path, record: dict[str, Any]) -> None:
-    """Append one line, in one write (concurrent sessions append whole lines)."""
+def append_feedback(path: Path, record: dict[str, Any], max_bytes: int = MAX_LOG_BYTES) -> None:
+    """Append one line, in one write (concurrent sessions append whole lines), unless the log
+    would pass `max_bytes`: a per-file cap, so no number of sessions or processes fills a disk."""
+    line = feedback_line(record)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="ascii") as f:
-        f.write(feedback_line(record))
+        if f.tell() + len(line) > max_bytes:
+            raise FeedbackRefused(f"the feedback log {path.name} is full ({max_bytes:,} bytes)")
+        f.write(line)
 
 
 def latest_feedback(path: Path) -> list[dict[str, Any]]:
@@ -102,17 +116,20 @@ def latest_feedback(path: Path) -> list[dict[str, Any]]:
 
 @dataclass
 class RateLimit:
-    """At most `limit` events per `window` seconds (one per session, kept in its state)."""
+    """At most `limit` events per `window` seconds (one per session, kept in its state, and
+    one per process, shared by its sessions' threads)."""
 
     limit: int = RATE_LIMIT
     window: float = RATE_WINDOW
     times: deque[float] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def allow(self, now: float) -> bool:
         """Whether an event at `now` is allowed; an allowed one is counted."""
-        while self.times and now - self.times[0] >= self.window:
-            self.times.popleft()
-        if len(self.times) >= self.limit:
-            return False
-        self.times.append(now)
-        return True
+        with self._lock:
+            while self.times and now - self.times[0] >= self.window:
+                self.times.popleft()
+            if len(self.times) >= self.limit:
+                return False
+            self.times.append(now)
+            return True
