@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from rag.settings import Settings
-from testkit.streamlit_app import APP, chromium, streamlit
+from testkit.streamlit_app import APP, chromium, stop_group, streamlit
 
 pytestmark = pytest.mark.slow
 
@@ -112,3 +112,98 @@ def test_the_page_fetches_nothing_from_outside_the_app(served_from_elsewhere: An
     outside = [u for u in requested if urlsplit(u).hostname not in ("127.0.0.1", None)]
     outside = [u for u in outside if not u.startswith(("data:", "blob:"))]
     assert requested and not outside, outside
+
+
+# Started through a symlink (issue 22, item 4) ----------------------------------------------
+
+CARELESS = (
+    '[server]\naddress = "0.0.0.0"\nheadless = true\n[browser]\ngatherUsageStats = true\n'
+    '[client]\nshowErrorDetails = "full"\n'
+)
+
+
+def test_through_a_symlink_with_a_careless_config_it_refuses_to_serve(
+    tmp_path: Path, seed_settings: Settings
+) -> None:
+    """`ln -s .../ui/app.py app.py; streamlit run app.py` skips ui/.streamlit/config.toml, so
+    ~/.streamlit/config.toml's 0.0.0.0 applied: the first run of the script now ends the
+    process with one line and exit 2 before drawing anything."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    from testkit.chroma_server import free_port
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    (home / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "config.toml").write_text(CARELESS)
+    here.mkdir()
+    (here / "app.py").symlink_to(APP)
+    env = clean_env(
+        home, RAG_STORE__INDEX_DIR=str(seed_settings.store.index_dir), RAG_LLM__MODEL="offline"
+    )
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    with (tmp_path / "stderr.log").open("wb") as err:
+        proc = subprocess.Popen(
+            command,
+            cwd=here,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(300):
+                if listening_addresses(port) or proc.poll() is not None:
+                    break
+                subprocess.run(["sleep", "0.1"], check=True)
+            assert listening_addresses(port) == {"00000000"}  # the careless config applied
+            with chromium() as browser:
+                page = browser.new_page()
+                try:
+                    page.goto(url)
+                    page.wait_for_timeout(1000)
+                    shown = page.locator("body").inner_text(timeout=5000)
+                except PlaywrightError:
+                    shown = ""
+            assert proc.wait(timeout=60) == 2
+        finally:
+            if proc.poll() is None:
+                stop_group(proc)
+    assert "papers" not in shown
+    lines = (tmp_path / "stderr.log").read_text().splitlines()
+    refusals = [line for line in lines if line.startswith("ui/app.py: refusing")]
+    assert len(refusals) == 1 and "0.0.0.0" in refusals[0] and "--server.address" in refusals[0]
+    assert "Traceback" not in "\n".join(lines)
+    assert not listening_addresses(port)
+
+
+def test_an_address_beyond_loopback_needs_a_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit import config
+
+    from ui.serving import enforce_loopback, is_loopback, refused_address
+
+    assert all(map(is_loopback, ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "::", "", "10.0.0.2", "example.org"]))
+    config.get_config_options()
+    monkeypatch.setattr(config, "_server_mode", "starlette-managed")  # a real server, not AppTest
+    try:
+        check_the_address_rules(config, refused_address, enforce_loopback)
+    finally:
+        config.get_config_options(force_reparse=True)  # the options as the files say again
+
+
+def check_the_address_rules(config: Any, refused_address: Any, enforce_loopback: Any) -> None:
+    for where, refused in [
+        ("/home/u/.streamlit/config.toml", True),
+        ("command-line argument or environment variable", False),  # --server.address
+        ("environment variable", False),  # STREAMLIT_SERVER_ADDRESS
+    ]:
+        config._set_option("server.address", "0.0.0.0", where)
+        assert (refused_address() is not None) is refused
+    config._set_option("server.address", "", "/home/u/.streamlit/config.toml")
+    assert "every interface" in (refused_address() or "")
+    config._set_option("server.address", "127.0.0.1", "/home/u/.streamlit/config.toml")
+    config._set_option("client.showErrorDetails", "full", "/home/u/.streamlit/config.toml")
+    enforce_loopback()
+    assert config.get_option("client.showErrorDetails") == "type"  # no traceback on the page

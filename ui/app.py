@@ -25,6 +25,7 @@ from ui.chat_view import answerable_examples, ask, new_chat, show_reply, use_exa
 from ui.index_view import load_model_assistant, open_or_explain
 from ui.model_menu import CONFIGURED, ModelChoice, model_choices
 from ui.render import Turn, escape_message, escape_text
+from ui.serving import enforce_loopback
 
 PAGE_ICON = Path(__file__).with_name("icon.png")
 # Our own static CSS (no untrusted text): source titles the size of a line of bold text.
@@ -43,6 +44,7 @@ def read_settings() -> Settings:
         st.stop()
 
 
+enforce_loopback()  # before anything is drawn: a careless config must not expose the chat
 st.set_page_config(
     page_title="ICLR 2025 research assistant",
     # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
