@@ -32,7 +32,7 @@ from rag.answer.extractive import ExtractiveOptions, extractive_answer
 from rag.answer.followup import referring_turn
 from rag.answer.markers import check_citations, inert_markers
 from rag.answer.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
-from rag.answer.references import is_comparison, resolve, topic_terms
+from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, ModelError, StoreError
 from rag.lang.gloss import english_query, language, mostly_cjk
@@ -72,6 +72,7 @@ ENGLISH_ONLY = (
 )
 MAX_QUESTION_CHARS = 4000
 MAX_HISTORY_MESSAGES = 8
+MAX_COMPARED = 4  # a comparison table's columns (rag.explore.compare.MAX_PAPERS)
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
@@ -186,7 +187,7 @@ def _prepare(
     else:
         standalone = _standalone(text, turns, assistant, question, budget, shown_papers)
     if reference is not None:
-        return referring_turn(question, text, standalone, reference, shown, cited, assistant)
+        return _referring(question, text, standalone, reference, shown, cited, assistant, filters)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = Turn(question, standalone, sources)
     unknown = assistant.retriever.names.unknown_name(standalone)
@@ -199,6 +200,34 @@ def _prepare(
         return turn
     if assistant.chat_model is not None:
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
+    return turn
+
+
+def _referring(
+    question: str,
+    text: str,
+    standalone: str,
+    reference: Reference,
+    shown: list[RetrievedPaper],
+    cited: int,
+    assistant: Assistant,
+    filters: Filters | None,
+) -> Turn:
+    """A follow-up about the previous sources; "compare them" also gets the comparison table
+    (its first `MAX_COMPARED` papers, `rag.explore.compare`, drawn by the page and the CLI)."""
+    compared = is_comparison(text) and len(reference.numbers) >= 2 and not reference.about_metadata
+    dropped = reference.numbers[MAX_COMPARED:] if compared else ()
+    if compared:
+        reference = replace(reference, numbers=reference.numbers[:MAX_COMPARED])
+    turn = referring_turn(question, text, standalone, reference, shown, cited, assistant, filters)
+    if compared and (turn.citable or 0) >= 2:
+        turn.compare = tuple(range(1, min(turn.citable or 0, MAX_COMPARED) + 1))
+        if dropped:
+            turn.scope_note += " " + message("compare_first", question).format(
+                n=MAX_COMPARED, total=len(reference.numbers) + len(dropped)
+            )
+    if turn.result is not None:
+        turn.result.scope_note = turn.scope_note
     return turn
 
 
@@ -346,7 +375,7 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             per_paper=3 if len(sources) == 1 else 2,
             max_sentences=max(6, 2 * len(sources)),
             mode="summary"
-            if not topic_terms(focus) or is_comparison(focus)
+            if not topic_terms(english_query(focus)) or is_comparison(focus)
             else ("answer" if len(sources) == 1 else "list"),
             calibration=calibration,
         )
@@ -364,6 +393,8 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             abstained=False,
             model=assistant.model,
             offline=True,
+            scope_note=turn.scope_note,
+            compare=turn.compare,
         )
     )
 
@@ -400,6 +431,8 @@ def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             model=assistant.model,
             dropped_citations=checked.dropped,
             offline=False,
+            scope_note=turn.scope_note,
+            compare=turn.compare,
         )
     )
     if result.abstained:  # the model's own refusal: all of its text; the closest papers
