@@ -7,16 +7,48 @@ only, and a question about their tier, link or authors is answered from their re
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.markers import inert_markers
 from rag.answer.prompts import answer_messages
-from rag.answer.references import Reference
+from rag.answer.references import Reference, is_comparison
 from rag.answer.references_zh import TIER_ZH
 from rag.answer.support import Quote
-from rag.lang.messages import question_language
+from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
+
+MAX_COMPARED = 4  # a comparison table's columns (rag.explore.compare.MAX_PAPERS)
+
+
+def follow_up(
+    question: str,
+    text: str,
+    standalone: str,
+    reference: Reference,
+    shown: list[RetrievedPaper],
+    cited: int,
+    assistant: Assistant,
+    filters: Filters | None,
+) -> Turn:
+    """A follow-up about the previous sources; "compare them" also gets the comparison table
+    (its first `MAX_COMPARED` papers, `rag.explore.compare`, drawn by the page and the CLI)."""
+    compared = is_comparison(text) and len(reference.numbers) >= 2 and not reference.about_metadata
+    dropped = reference.numbers[MAX_COMPARED:] if compared else ()
+    if compared:
+        reference = replace(reference, numbers=reference.numbers[:MAX_COMPARED])
+    turn = referring_turn(question, text, standalone, reference, shown, cited, assistant, filters)
+    if compared and (turn.citable or 0) >= 2:
+        turn.compare = tuple(range(1, min(turn.citable or 0, MAX_COMPARED) + 1))
+        if dropped:
+            turn.scope_note += " " + message("compare_first", question).format(
+                n=MAX_COMPARED, total=len(reference.numbers) + len(dropped)
+            )
+    if turn.result is not None:
+        turn.result.scope_note = turn.scope_note
+    return turn
 
 
 def referring_turn(
@@ -38,13 +70,14 @@ def referring_turn(
     the previous list follows, so the next follow-up can still point at it.
     """
     meant = [shown[n - 1] for n in reference.numbers]
-    note = reuse_note(question, reference.numbers, shown, filters)
+    about = reference.how == "about"
+    note = "" if about else reuse_note(question, reference.numbers, shown, filters)
     if filters is not None and not reference.tier:  # a tier question reports the excluded too
         meant = [s for s in meant if filters.accepts(s.paper)]
     rest = [s for s in shown if s not in meant]
     turn = Turn(question, standalone, meant + rest, reference=reference, citable=len(meant))
     turn.scope_note = note
-    if not meant:
+    if not meant and not reference.tier:
         turn.result = _all_filtered(turn, assistant)
     elif reference.about_metadata:
         turn.result = _metadata_answer(turn, reference, shown, cited, assistant)
@@ -141,13 +174,14 @@ def reuse_note(
     them the current filters leave out."""
     zh = question_language(question) == "zh"
     marks = ", ".join(f"[{n}]" for n in numbers)
+    marks = f" {marks}" if marks else ""
     excluded = [
         n for n in numbers if filters is not None and not filters.accepts(shown[n - 1].paper)
     ]
     if zh:
-        note = f"本回答只依据上一个回答的来源 {marks}，没有重新检索"
+        note = f"本回答只依据上一个回答的来源{marks}，没有重新检索"
     else:
-        note = f"Answered from the previous answer's sources {marks}, without a new search"
+        note = f"Answered from the previous answer's sources{marks}, without a new search"
     if excluded and filters is not None:
         wanted = ", ".join(filters.tiers) if filters.tiers else ", ".join(filters.keywords)
         left = ", ".join(f"[{n}]" for n in excluded)
