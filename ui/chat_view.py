@@ -37,6 +37,7 @@ from ui.render import (
     escape_answer,
     escape_message,
     escape_text,
+    first_numbers,
     highlighted_abstract,
     history,
     source_facts,
@@ -54,6 +55,11 @@ EXAMPLE_CANDIDATES = [
     "How are LLM agents evaluated on software engineering tasks?",
 ]
 EXAMPLES_SHOWN = 3
+# How a follow-up's "the second one" is read (issue 23): in the newest list, the one above it.
+ORDINALS_NOTE = (
+    'Numbers count in this list: "the second one" or "[2]" in your next question means [2] '
+    "here; a paper shown earlier under another number says so."
+)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -146,7 +152,11 @@ def show_feedback(turn: Turn, path: Path) -> None:
 
 
 def show_source(
-    turn_index: int, row: SourceRow, abstained: bool, assistant: Assistant | None
+    turn_index: int,
+    row: SourceRow,
+    abstained: bool,
+    assistant: Assistant | None,
+    first: tuple[int, int] | None = None,
 ) -> None:
     """One line of the source list ([n] title, tier, link) and its card on demand: authors,
     keywords, the abstract with the cited sentences highlighted, related papers."""
@@ -156,7 +166,7 @@ def show_source(
         st.subheader(
             source_line(row), anchor=False if abstained else card_anchor(turn_index, row.n)
         )
-        st.markdown(source_facts(row, abstained))
+        st.markdown(source_facts(row, abstained, first))
         if row.supported is False:
             st.warning(
                 "Not found in this abstract: no sentence of it supports the claim citing it.",
@@ -203,6 +213,8 @@ def show_reply(
         notes.append(f"{answer.dropped_citations} citation(s) to no source were removed")
     if turn.tiers:
         notes.append("decision: " + ", ".join(turn.tiers))
+    if answer.scope_note:
+        notes.append(escape_text(answer.scope_note))
     st.caption(" · ".join(notes))
     rows = source_rows(answer)
     if rows:
@@ -212,8 +224,13 @@ def show_reply(
             if answer.abstained
             else f"**Sources** · {cited} cited of {len(rows)} retrieved"
         )
+        if not answer.abstained:
+            st.caption(ORDINALS_NOTE)
+    seen = first_numbers(st.session_state.get("turns", [])[:index])
+    if answer.compare:  # "compare them": the comparison table, as the button builds it
+        papers_view.compared_in_answer(turn, answer, assistant)
     for row in rows:
-        show_source(index, row, answer.abstained, assistant)
+        show_source(index, row, answer.abstained, assistant, seen.get(row.source.paper.id))
     papers_view.answer_tools(turn, index, assistant)
     show_feedback(turn, settings.ui.feedback_path)
 
@@ -233,6 +250,7 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
     past = history(turns)
     # The last answer's numbered sources, which a follow-up may point at ("the second one").
     previous = next((t.answer for t in reversed(turns) if t.answer is not None), None)
+    about = st.session_state.pop("about", None)  # "Ask about this paper" on a card
     turn = Turn(question, tiers=tiers, k=k)
     turns.append(turn)
     with st.chat_message("user"):
@@ -249,6 +267,7 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
                     filters=Filters(tiers=tiers),
                     k=k,
                     previous=previous,
+                    about=about,
                 )
                 st.write_stream(text_pieces(stream, result))
         except (AnswerError, StoreError) as e:

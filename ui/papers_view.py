@@ -28,11 +28,13 @@ from ui.explore import (
 from ui.render import Turn, chat_markdown, escape_export, escape_text, safe_url, tier_badge
 
 if TYPE_CHECKING:
-    from rag.answer.pipeline import Assistant
+    from rag.answer.pipeline import Assistant, CitedAnswer
 
 
 def ask_about(paper: Paper) -> None:
+    """Asked from a card: answered from this paper alone (`about`), never another one."""
     st.session_state["example"] = f'Summarize the paper "{paper.title}"'
+    st.session_state["about"] = paper
     switch_to("Chat")
 
 
@@ -211,6 +213,14 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         )
     for table in st.session_state.get(COMPARISONS_KEY, {}).get(turn.id, [])[-1:]:
         show_comparison(table)
+
+
+def compared_in_answer(turn: Turn, answer: CitedAnswer, assistant: Assistant | None) -> None:
+    """ "compare them": the table the button builds, made once with the answer and shown
+    under it (`answer_tools`)."""
+    if assistant is None or st.session_state.get(COMPARISONS_KEY, {}).get(turn.id):
+        return
+    make_comparison([answer.sources[n - 1].paper for n in answer.compare], assistant, turn.id)
 
 
 def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> None:

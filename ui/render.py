@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -306,8 +306,11 @@ def source_line(row: SourceRow) -> str:
     return f"\\[{row.n}\\] {display_text(row.source.paper.title)}"
 
 
-def source_facts(row: SourceRow, abstained: bool = False) -> str:
-    """Tier badge, link, and whether the answer cites it (or that it matched poorly)."""
+def source_facts(
+    row: SourceRow, abstained: bool = False, first: tuple[int, int] | None = None
+) -> str:
+    """Tier badge, link, whether the answer cites it (or that it matched poorly), and the
+    number it was first shown with when that differs (`first_numbers`)."""
     paper = row.source.paper
     facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
     facts.append(source_link(paper.url))
@@ -317,7 +320,24 @@ def source_facts(row: SourceRow, abstained: bool = False) -> str:
         facts.append("**cited**")
     else:
         facts.append("retrieved, not cited")
+    if first is not None and first[1] != row.n:
+        facts.append(f"first shown as \\[{first[1]}\\] in answer {first[0]}")
     return " · ".join(facts)
+
+
+def first_numbers(turns: Sequence[Turn]) -> dict[str, tuple[int, int]]:
+    """Each paper's first number in the chat: {paper id: (answer number from 1, [n])}.
+
+    A paper's number is its place in each answer's list (issue 23): the list shows beside it
+    the number the reader first saw, so "the second one" is not taken for another paper.
+    """
+    seen: dict[str, tuple[int, int]] = {}
+    for i, turn in enumerate(turns, start=1):
+        if turn.answer is None or turn.answer.abstained:
+            continue
+        for n, source in enumerate(turn.answer.sources, start=1):
+            seen.setdefault(source.paper.id, (i, n))
+    return seen
 
 
 def card_details(paper: Paper) -> str:

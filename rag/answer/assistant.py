@@ -89,3 +89,5 @@ class Turn:
     result: CitedAnswer | None = None  # set when no model call is needed (abstention)
     reference: Reference | None = None  # the previous sources a follow-up points at
     citable: int | None = None  # only sources[:citable] may be cited (the referenced ones)
+    scope_note: str = ""  # a follow-up answered from the previous sources says so
+    compare: tuple[int, ...] = ()  # "compare them": the sources the comparison table shows

@@ -55,6 +55,11 @@ class CitedAnswer:
     offline: bool = False
     refusal: str = ""  # when abstained: the refusal's text, without the nearest titles
     nearest: list[RetrievedPaper] = field(default_factory=list)  # when abstained
+    # How the sources were chosen when not by a new search: "answered from the previous
+    # answer's sources [2], [5]; the decision filter (Oral) leaves out [3]".
+    scope_note: str = ""
+    # "compare them": the source numbers the comparison table is built from (2-4).
+    compare: tuple[int, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The `rag ask --json` object."""
@@ -91,6 +96,8 @@ class CitedAnswer:
                 {"n": n, "paper_id": s.paper.id, "title": s.paper.title}
                 for n, s in enumerate(self.nearest, start=1)
             ],
+            "scope_note": self.scope_note,
+            "compare": list(self.compare),
         }
 
 
@@ -106,6 +113,7 @@ def numbered(result: CitedAnswer) -> CitedAnswer:
         return result
     result.answer = renumber(result.answer, mapping)
     result.citations = [replace(c, n=mapping[c.n]) for c in result.citations]
+    result.compare = tuple(mapping[n] for n in result.compare)
     result.sources = [result.sources[old - 1] for old in order]
     return result
 

@@ -7,14 +7,48 @@ only, and a question about their tier, link or authors is answered from their re
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.markers import inert_markers
 from rag.answer.prompts import answer_messages
-from rag.answer.references import Reference
+from rag.answer.references import Reference, is_comparison
+from rag.answer.references_zh import TIER_ZH
 from rag.answer.support import Quote
-from rag.types import Paper, RetrievedPaper
+from rag.lang.messages import message, question_language
+from rag.types import Filters, Paper, RetrievedPaper
+
+MAX_COMPARED = 4  # a comparison table's columns (rag.explore.compare.MAX_PAPERS)
+
+
+def follow_up(
+    question: str,
+    text: str,
+    standalone: str,
+    reference: Reference,
+    shown: list[RetrievedPaper],
+    cited: int,
+    assistant: Assistant,
+    filters: Filters | None,
+) -> Turn:
+    """A follow-up about the previous sources; "compare them" also gets the comparison table
+    (its first `MAX_COMPARED` papers, `rag.explore.compare`, drawn by the page and the CLI)."""
+    compared = is_comparison(text) and len(reference.numbers) >= 2 and not reference.about_metadata
+    dropped = reference.numbers[MAX_COMPARED:] if compared else ()
+    if compared:
+        reference = replace(reference, numbers=reference.numbers[:MAX_COMPARED])
+    turn = referring_turn(question, text, standalone, reference, shown, cited, assistant, filters)
+    if compared and (turn.citable or 0) >= 2:
+        turn.compare = tuple(range(1, min(turn.citable or 0, MAX_COMPARED) + 1))
+        if dropped:
+            turn.scope_note += " " + message("compare_first", question).format(
+                n=MAX_COMPARED, total=len(reference.numbers) + len(dropped)
+            )
+    if turn.result is not None:
+        turn.result.scope_note = turn.scope_note
+    return turn
 
 
 def referring_turn(
@@ -25,16 +59,27 @@ def referring_turn(
     shown: list[RetrievedPaper],
     cited: int,
     assistant: Assistant,
+    filters: Filters | None = None,
 ) -> Turn:
     """A follow-up about previous sources: answered from them alone, no search, no refusal.
+
+    The current filters still hold: a source they exclude is not answered from, and the
+    answer says which it left out (`reuse_note`).
 
     The referenced papers come first and are the only ones that may be cited; the rest of
     the previous list follows, so the next follow-up can still point at it.
     """
     meant = [shown[n - 1] for n in reference.numbers]
+    about = reference.how == "about"
+    note = "" if about else reuse_note(question, reference.numbers, shown, filters)
+    if filters is not None and not reference.tier:  # a tier question reports the excluded too
+        meant = [s for s in meant if filters.accepts(s.paper)]
     rest = [s for s in shown if s not in meant]
     turn = Turn(question, standalone, meant + rest, reference=reference, citable=len(meant))
-    if reference.about_metadata:
+    turn.scope_note = note
+    if not meant and not reference.tier:
+        turn.result = _all_filtered(turn, assistant)
+    elif reference.about_metadata:
         turn.result = _metadata_answer(turn, reference, shown, cited, assistant)
     elif assistant.chat_model is not None:
         turn.messages = answer_messages(
@@ -51,16 +96,26 @@ def _metadata_answer(
     "Which of them are orals?" lists those that are; when none is, every paper meant with its
     decision, so the reader sees why.
     """
-    lines = [METADATA_HEADING, ""]
+    zh = question_language(turn.question) == "zh"
+    lines = [METADATA_HEADING_ZH if zh else METADATA_HEADING, ""]
     listed = turn.sources[: turn.citable]
     if reference.tier:
         scope = shown[: cited or len(shown)]
         plural = f"{reference.tier}s"
+        tier_zh = TIER_ZH[reference.tier]
         if listed:
             what = f"is {_article(reference.tier)}" if len(listed) == 1 else f"are {plural}"
-            lines.append(f"{len(listed)} of the {len(scope)} papers {what}:")
+            lines.append(
+                f"{len(scope)} 篇论文中有 {len(listed)} 篇是{tier_zh}："
+                if zh
+                else f"{len(listed)} of the {len(scope)} papers {what}:"
+            )
         else:
-            lines.append(f"None of the {len(scope)} papers is {_article(reference.tier)}:")
+            lines.append(
+                f"{len(scope)} 篇论文中没有一篇是{tier_zh}："
+                if zh
+                else f"None of the {len(scope)} papers is {_article(reference.tier)}:"
+            )
             listed = scope
             turn.sources = scope + [s for s in shown if s not in scope]
         asks = ("tier", *[a for a in reference.asks if a != "tier"])
@@ -69,7 +124,7 @@ def _metadata_answer(
     quotes = []
     for n, source in enumerate(listed, start=1):
         paper = source.paper
-        facts = " · ".join(_fact(paper, ask) for ask in asks)
+        facts = " · ".join(_fact(paper, ask, zh) for ask in asks)
         lines.append(f"- **{inert_markers(' '.join(paper.title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
     return numbered(
@@ -87,18 +142,68 @@ def _metadata_answer(
 
 
 METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
+METADATA_HEADING_ZH = "以下信息来自索引中的论文记录（录用结果、链接、作者）："
 
 
 def _article(tier: str) -> str:
     return f"an {tier}" if tier[:1] in "AEIOU" else f"a {tier}"
 
 
-def _fact(paper: Paper, ask: str) -> str:
+def _fact(paper: Paper, ask: str, zh: bool = False) -> str:
+    """One recorded fact; the decision and names stay as recorded, the words around them
+    follow the question's language."""
     if ask == "tier":
-        return inert_markers(paper.decision) if paper.decision else "decision not recorded"
+        if not paper.decision:
+            return "未记录录用结果" if zh else "decision not recorded"
+        return inert_markers(paper.decision)
     if ask == "link":
-        return paper.url or "no link recorded"
+        return paper.url or ("未记录链接" if zh else "no link recorded")
     if not paper.authors:
-        return "authors not recorded"
+        return "未记录作者" if zh else "authors not recorded"
+    if zh:
+        order = "" if paper.extra.get("authors_ordered", True) else "（顺序未知）"
+        return "作者：" + inert_markers(", ".join(paper.authors)) + order
     order = "" if paper.extra.get("authors_ordered", True) else " (order not known)"
     return "authors: " + inert_markers(", ".join(paper.authors)) + order
+
+
+def reuse_note(
+    question: str, numbers: tuple[int, ...], shown: list[RetrievedPaper], filters: Filters | None
+) -> str:
+    """What the answer was taken from, said in the page: the previous sources, and which of
+    them the current filters leave out."""
+    zh = question_language(question) == "zh"
+    marks = ", ".join(f"[{n}]" for n in numbers)
+    marks = f" {marks}" if marks else ""
+    excluded = [
+        n for n in numbers if filters is not None and not filters.accepts(shown[n - 1].paper)
+    ]
+    if zh:
+        note = f"本回答只依据上一个回答的来源{marks}，没有重新检索"
+    else:
+        note = f"Answered from the previous answer's sources{marks}, without a new search"
+    if excluded and filters is not None:
+        wanted = ", ".join(filters.tiers) if filters.tiers else ", ".join(filters.keywords)
+        left = ", ".join(f"[{n}]" for n in excluded)
+        note += (
+            f"；当前筛选（{wanted}）排除了 {left}"
+            if zh
+            else f"; the current filter ({wanted}) leaves out {left}"
+        )
+    return note + ("。" if zh else ".")
+
+
+def _all_filtered(turn: Turn, assistant: Assistant) -> CitedAnswer:
+    """Every source pointed at is excluded by the current filters: say so, cite nothing."""
+    return CitedAnswer(
+        question=turn.question,
+        standalone_question=turn.standalone,
+        answer=turn.scope_note,
+        citations=[],
+        sources=turn.sources,
+        abstained=True,
+        model=assistant.model,
+        offline=assistant.offline,
+        refusal=turn.scope_note,
+        scope_note=turn.scope_note,
+    )

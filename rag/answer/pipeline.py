@@ -29,14 +29,15 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.extractive import ExtractiveOptions, extractive_answer
-from rag.answer.followup import referring_turn
-from rag.answer.markers import check_citations, inert_markers
+from rag.answer.followup import follow_up
+from rag.answer.markers import check_citations
 from rag.answer.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
-from rag.answer.references import is_comparison, resolve, topic_terms
+from rag.answer.references import Reference, is_comparison, resolve, topic_terms
+from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, ModelError, StoreError
-from rag.lang.gloss import english_query, language, mostly_cjk
-from rag.lang.messages import MESSAGES, message, question_language
+from rag.lang.gloss import english_query, language
+from rag.lang.messages import MESSAGES, question_language
 from rag.models import budget as llm_budget
 from rag.models.budget import Budget
 from rag.models.factory import make_chat_model, model_error_message
@@ -66,10 +67,6 @@ __all__ = [
 History = Sequence[Mapping[str, str]]
 
 NO_COVERAGE = MESSAGES["en"]["no_coverage"]
-ENGLISH_ONLY = (
-    "(The bundled embedding model reads English only: ask in English, or set "
-    'embedding.provider = "openai" for a multilingual one and re-ingest.)'
-)
 MAX_QUESTION_CHARS = 4000
 MAX_HISTORY_MESSAGES = 8
 
@@ -109,14 +106,16 @@ def answer(
     filters: Filters | None = None,
     k: int | None = None,
     previous: CitedAnswer | None = None,
+    about: Paper | None = None,
 ) -> CitedAnswer:
     """Answer `question` with checked citations.
 
     A follow-up is read in the light of `history` and of `previous`, the last answer, whose
-    numbered sources it may point at ("the second one").
+    numbered sources it may point at ("the second one"). A question asked `about` one paper
+    (from its card) is answered from that paper alone.
     """
     budget = _budget(assistant)
-    turn = _prepare(question, history, assistant, filters, k, budget, previous)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous, about)
     if turn.result is not None:
         return turn.result
     if assistant.chat_model is None:
@@ -136,10 +135,11 @@ def stream_answer(
     filters: Filters | None = None,
     k: int | None = None,
     previous: CitedAnswer | None = None,
+    about: Paper | None = None,
 ) -> Iterator[str | CitedAnswer]:
     """Text pieces as they are generated, then the final `CitedAnswer` (whose text is checked)."""
     budget = _budget(assistant)
-    turn = _prepare(question, history, assistant, filters, k, budget, previous)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous, about)
     if turn.result is None and assistant.chat_model is None:
         turn.result = _offline(turn, assistant)
     if turn.result is not None:
@@ -167,6 +167,7 @@ def _prepare(
     k: int | None,
     budget: Budget,
     previous: CitedAnswer | None = None,
+    about: Paper | None = None,
 ) -> Turn:
     text = question.strip() if isinstance(question, str) else ""
     if not text:
@@ -181,12 +182,15 @@ def _prepare(
     shown_papers = [s.paper for s in shown]
     cited = max((c.n for c in previous.citations), default=0) if previous is not None else 0
     reference = resolve(text, shown_papers, cited) if shown else None
+    if about is not None:  # asked from a paper's card: that paper alone, no search
+        shown, shown_papers, cited = [RetrievedPaper(about, 1.0, 1.0)], [about], 1
+        reference = Reference((1,), "about", focus=text)
     if reference is not None and assistant.chat_model is None:
         standalone = text  # the papers are known: nothing to join or search
     else:
         standalone = _standalone(text, turns, assistant, question, budget, shown_papers)
     if reference is not None:
-        return referring_turn(question, text, standalone, reference, shown, cited, assistant)
+        return follow_up(question, text, standalone, reference, shown, cited, assistant, filters)
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = Turn(question, standalone, sources)
     unknown = assistant.retriever.names.unknown_name(standalone)
@@ -200,70 +204,6 @@ def _prepare(
     if assistant.chat_model is not None:
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
     return turn
-
-
-def abstention(
-    question: str, standalone: str, nearest: list[RetrievedPaper], assistant: Assistant
-) -> CitedAnswer:
-    """The refusal, naming the nearest papers so the user can judge.
-
-    Its parts are also kept apart on the answer: `refusal` (the text before the titles) and
-    `nearest` (the papers named), for readers that show them their own way (the page).
-    """
-    lines = [message("no_coverage", question)]
-    if (
-        mostly_cjk(standalone)
-        and language(standalone) != "zh"  # Chinese is glossed into English (rag.lang.gloss)
-        and assistant.settings.embedding.provider == "local"
-        and assistant.retriever.multilingual is None
-    ):
-        lines.append(ENGLISH_ONLY)
-    refusal = "\n".join(lines)
-    named = nearest[:NEAREST_SHOWN]
-    if named:
-        lines += ["", message("nearest", question)]
-        lines += [f"- {inert_markers(r.paper.title)}" for r in named]
-    return _refused(question, standalone, "\n".join(lines), refusal, nearest, assistant)
-
-
-def name_refusal(
-    question: str,
-    standalone: str,
-    name: str,
-    nearest: list[RetrievedPaper],
-    assistant: Assistant,
-) -> CitedAnswer:
-    """The refusal for a method name no paper is called ("What is FooBarNet?"), offering the
-    closest names in the index (rag.retrieval.names)."""
-    lines = [message("no_such_name", question).format(name=inert_markers(name))]
-    closest = assistant.retriever.names.closest(name)
-    if closest:
-        lines += ["", message("closest_names", question)]
-        lines += [f"- {inert_markers(n)}: {inert_markers(p.title)}" for n, p in closest]
-    return _refused(question, standalone, "\n".join(lines), lines[0], nearest, assistant)
-
-
-def _refused(
-    question: str,
-    standalone: str,
-    text: str,
-    refusal: str,
-    nearest: list[RetrievedPaper],
-    assistant: Assistant,
-) -> CitedAnswer:
-    """A refusal, its parts kept as data: what it says and the closest papers it names."""
-    return CitedAnswer(
-        question=question,
-        standalone_question=standalone,
-        answer=text,
-        citations=[],
-        sources=nearest,
-        abstained=True,
-        model=assistant.model,
-        offline=assistant.offline,
-        refusal=refusal,
-        nearest=nearest[:NEAREST_SHOWN],
-    )
 
 
 def _clean_history(history: History) -> list[tuple[str, str]]:
@@ -346,7 +286,7 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             per_paper=3 if len(sources) == 1 else 2,
             max_sentences=max(6, 2 * len(sources)),
             mode="summary"
-            if not topic_terms(focus) or is_comparison(focus)
+            if not topic_terms(english_query(focus)) or is_comparison(focus)
             else ("answer" if len(sources) == 1 else "list"),
             calibration=calibration,
         )
@@ -364,6 +304,8 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             abstained=False,
             model=assistant.model,
             offline=True,
+            scope_note=turn.scope_note,
+            compare=turn.compare,
         )
     )
 
@@ -400,6 +342,8 @@ def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             model=assistant.model,
             dropped_citations=checked.dropped,
             offline=False,
+            scope_note=turn.scope_note,
+            compare=turn.compare,
         )
     )
     if result.abstained:  # the model's own refusal: all of its text; the closest papers

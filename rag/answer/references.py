@@ -23,8 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from rag.answer import references_zh as zh
 from rag.answer.markers import parse_markers
 from rag.common.lexical import STOPWORDS, terms
+from rag.retrieval.names import ordinary
 from rag.types import TIERS, Paper
 
 _ORDINALS = {
@@ -152,6 +154,7 @@ _COMMON_ACRONYMS = frozenset(
     "vaes gan gans sft rlhf dpo ppo lora moe vit vits bert clip kv qa sota api gpu gpus".split()
 )
 MAX_FOLLOW_UP_TOPIC_TERMS = 4  # a pronoun follow-up asks about little new ("how fast is it?")
+MAX_CHINESE_FOLLOW_UP = 40  # characters: "总结一下第二篇", "其中哪些是口头报告？"
 
 
 @dataclass(frozen=True)
@@ -222,11 +225,17 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         found = list(range(count - size + 1, count + 1) if match.group(1).lower() == "last"
                      else range(1, size + 1))  # fmt: skip
         take(match, found, "ordinal")
+    chinese = zh.has_han(text)
+    if not numbers and chinese and len(text) <= MAX_CHINESE_FOLLOW_UP:
+        pointed = zh.pointers(text, count, scope)
+        if pointed.how == "ordinal" or not _named(text, sources):  # "FlexPrefill 这篇": a name
+            numbers, how = pointed.numbers, pointed.how
+            spans += pointed.spans
     if not numbers:
         named = _named(text, sources)
         if named:
             numbers, how = list(named), "name"
-    tier = _tier_asked(text)
+    tier = _tier_asked(text) or (zh.tier_asked(text) if chinese else "")
     if not numbers:
         for every in _ALL.finditer(text):
             word = next((g for g in every.groups() if g), None)
@@ -261,6 +270,8 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         numbers.insert(0, scope[0])  # "compare it with the second one"
     numbers = list(dict.fromkeys(numbers))
     asks = tuple(name for name, pattern in _ASKS.items() if pattern.search(text))
+    if chinese:
+        asks = tuple(dict.fromkeys(asks + zh.asks(text)))
     if tier and (how == "set" or len(numbers) > 1):
         # "which of them are orals?": the ones with that tier (possibly none)
         chosen = tuple(n for n in numbers if sources[n - 1].tier == tier)
@@ -276,8 +287,8 @@ _COMPARISON = re.compile(
 
 
 def is_comparison(question: str) -> bool:
-    """ "compare the first two", "how do they differ?": each paper's summary side by side."""
-    return bool(_COMPARISON.search(question))
+    """ "compare the first two", "how do they differ?", "比较一下它们": side by side."""
+    return bool(_COMPARISON.search(question)) or zh.is_comparison(question)
 
 
 def topic_terms(question: str) -> set[str]:
@@ -346,7 +357,7 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
         hits = [
             n
             for n, paper in enumerate(sources, start=1)
-            if wanted and wanted <= _title_terms(paper)
+            if _distinctive(match.group(1)) and wanted <= _title_terms(paper)
         ]
         if len(hits) == 1:
             return (hits[0],)
@@ -358,12 +369,20 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
         re.IGNORECASE,
     ):
         wanted = terms(match.group(1)) - _frame_terms()
-        if not wanted:
+        if not wanted or not _distinctive(match.group(1)):
             continue
         hits = [n for n, paper in enumerate(sources, start=1) if wanted <= _title_terms(paper)]
         if len(hits) == 1:
             return (hits[0],)
     return ()
+
+
+def _distinctive(phrase: str) -> bool:
+    """Words that can name a title: two or more ("the knowledge localization paper"), or one
+    that is not an ordinary English word ("the unlearning one"); "fast", "efficient" or
+    "large" alone name no paper (issue 20, item 9)."""
+    words = [w for w in _NAME_WORDS.findall(phrase) if terms(w) - _frame_terms()]
+    return len(words) >= 2 or any(not ordinary(w) for w in words)
 
 
 def _title_terms(paper: Paper) -> set[str]:
@@ -386,7 +405,7 @@ def _title_name(title: str) -> str:
 def _coined(name: str) -> bool:
     """A made-up name: inner capitals or digits ("FlexPrefill", "MUSE", "RM-Bench", "S4")."""
     return any(
-        re.fullmatch(r"[A-Za-z]?[a-z]*(?:[A-Z]|\d)[\w-]*", word) is not None and len(word) >= 2
+        re.fullmatch(r"[A-Za-z0-9][a-z]*(?:[A-Z]|\d)[\w-]*", word) is not None and len(word) >= 2
         for word in name.split()
     )
 

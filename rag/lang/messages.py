@@ -24,6 +24,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Method": "Method",
         "Result": "Result",
         "label_end": ": ",  # after a label: "- Method: We propose ..."
+        "compare_first": "The table compares the first {n} of the {total}: it holds 2 to 4.",
     },
     "zh": {
         "heading": (
@@ -38,6 +39,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Method": "方法",
         "Result": "结果",
         "label_end": "：",
+        "compare_first": "对比表只比较 {total} 篇中的前 {n} 篇（每张表 2 到 4 篇）。",
     },
 }
 

@@ -1,0 +1,83 @@
+"""Refusals: no abstract covers the question, or no paper is called the name it asks about.
+
+Both name the closest papers (or names) so the user can judge, and keep their parts apart on
+the answer (`CitedAnswer.refusal`, `.nearest`) for readers that show them their own way.
+"""
+
+from __future__ import annotations
+
+from rag.answer.assistant import Assistant
+from rag.answer.citations import CitedAnswer
+from rag.answer.markers import inert_markers
+from rag.lang.gloss import language, mostly_cjk
+from rag.lang.messages import message
+from rag.types import NEAREST_SHOWN, RetrievedPaper
+
+ENGLISH_ONLY = (
+    "(The bundled embedding model reads English only: ask in English, or set "
+    'embedding.provider = "openai" for a multilingual one and re-ingest.)'
+)
+
+
+def abstention(
+    question: str, standalone: str, nearest: list[RetrievedPaper], assistant: Assistant
+) -> CitedAnswer:
+    """The refusal, naming the nearest papers so the user can judge.
+
+    Its parts are also kept apart on the answer: `refusal` (the text before the titles) and
+    `nearest` (the papers named), for readers that show them their own way (the page).
+    """
+    lines = [message("no_coverage", question)]
+    if (
+        mostly_cjk(standalone)
+        and language(standalone) != "zh"  # Chinese is glossed into English (rag.lang.gloss)
+        and assistant.settings.embedding.provider == "local"
+        and assistant.retriever.multilingual is None
+    ):
+        lines.append(ENGLISH_ONLY)
+    refusal = "\n".join(lines)
+    named = nearest[:NEAREST_SHOWN]
+    if named:
+        lines += ["", message("nearest", question)]
+        lines += [f"- {inert_markers(r.paper.title)}" for r in named]
+    return _refused(question, standalone, "\n".join(lines), refusal, nearest, assistant)
+
+
+def name_refusal(
+    question: str,
+    standalone: str,
+    name: str,
+    nearest: list[RetrievedPaper],
+    assistant: Assistant,
+) -> CitedAnswer:
+    """The refusal for a method name no paper is called ("What is FooBarNet?"), offering the
+    closest names in the index (rag.retrieval.names)."""
+    lines = [message("no_such_name", question).format(name=inert_markers(name))]
+    closest = assistant.retriever.names.closest(name)
+    if closest:
+        lines += ["", message("closest_names", question)]
+        lines += [f"- {inert_markers(n)}: {inert_markers(p.title)}" for n, p in closest]
+    return _refused(question, standalone, "\n".join(lines), lines[0], nearest, assistant)
+
+
+def _refused(
+    question: str,
+    standalone: str,
+    text: str,
+    refusal: str,
+    nearest: list[RetrievedPaper],
+    assistant: Assistant,
+) -> CitedAnswer:
+    """A refusal, its parts kept as data: what it says and the closest papers it names."""
+    return CitedAnswer(
+        question=question,
+        standalone_question=standalone,
+        answer=text,
+        citations=[],
+        sources=nearest,
+        abstained=True,
+        model=assistant.model,
+        offline=assistant.offline,
+        refusal=refusal,
+        nearest=nearest[:NEAREST_SHOWN],
+    )
