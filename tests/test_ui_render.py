@@ -17,7 +17,7 @@ from rag.types import Paper, RetrievedPaper
 from tests.helpers import plain
 from ui.explore import _hover, make_explorer
 from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
-from ui.latex import display_form, plain_latex, plain_text
+from ui.latex import display_form, own_macros, plain_latex, plain_text, text_only
 from ui.model_menu import CONFIGURED, model_choices
 from ui.render import (
     SourceRow,
@@ -272,3 +272,42 @@ def test_the_model_menu_lists_runnable_presets_without_secrets() -> None:
     # OpenAI's preset does not inherit the configured server (it would send it the key).
     openai = next(c for c in choices if c.key == "openai")
     assert openai.settings.llm.base_url is None
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"the Fr\'echet distance", "the Fréchet distance"),
+        (
+            r"G\"odel, na\"{\i}ve, {\'e}t\'{e}, \c{c}a, \v{S}ediv\'y",
+            "Gödel, naïve, été, ça, Šedivý",
+        ),
+        (r"a --- b, pages 1--2, ZETA~matches", "a — b, pages 1–2, ZETA matches"),
+        (r"``How should we?'' and `this'", "“How should we?” and ‘this’"),
+        (
+            r"$\textit{capability}$ and $\textbf{BitStack}$ cut 4.8\%",
+            "capability and BitStack cut 4.8%",
+        ),
+        ("--flag and ~5% stay", "--flag and ~5% stay"),  # not LaTeX typography
+    ],
+)
+def test_accents_and_typography_are_shown_as_printed(latex: str, text: str) -> None:
+    assert display_form(latex) == [("text", text)]
+
+
+def test_a_papers_own_macro_is_its_name_where_the_title_gives_one() -> None:
+    flashmask = ("FlashMask: Efficient and Rich Mask Extension", r"we propose \ours{}, which")
+    other = ("Untitled study of caches", r"we propose \sys, which")
+    macros = own_macros([flashmask, other])
+    assert macros == {"ours": "FlashMask"}  # the second title names nothing
+    assert display_form(flashmask[1], macros) == [("text", "we propose FlashMask, which")]
+    assert display_form(other[1], macros) == [("text", "we propose sys, which")]
+    # Two papers using \ours: neither name is right for both.
+    assert own_macros([flashmask, ("ZETA: Zeta", r"\ours works")]) == {}
+    assert display_text(r"\ours{} is $O(N)$", macros) == "FlashMask is $O(N)$"
+
+
+def test_hover_text_has_no_latex_left() -> None:
+    assert text_only(r"$\textbf{BitStack}$: top-$k$ at 4.8\% and $\alpha$") == (
+        "BitStack: top-k at 4.8% and α"
+    )

@@ -28,12 +28,42 @@ from ui.render import Turn, escape_message, escape_text
 from ui.serving import enforce_loopback
 
 PAGE_ICON = Path(__file__).with_name("icon.png")
-# Our own static CSS (no untrusted text): source titles the size of a line of bold text.
+# Our own static CSS (no untrusted text): source titles the size of a line of bold text;
+# tables (comparisons) scroll inside their own box, so a phone's page never scrolls sideways;
+# related-paper titles read left-aligned; on a phone the map takes the screen's full width.
 CARD_STYLE = """<style>
 [class*="st-key-card-"] h3 { font-size: 1rem; padding: 0.5rem 0 1rem 0; }
 [class*="st-key-card-"] { gap: 0.2rem; }
+[data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+[class*="st-key-related-"] button { justify-content: flex-start; text-align: left; }
+[class*="st-key-related-"] button div { justify-content: flex-start; text-align: left; }
+@media (max-width: 640px) {
+  .st-key-map-box { margin-left: -0.9rem; margin-right: -0.9rem; width: calc(100% + 1.8rem); }
+}
 </style>"""
 NOT_SENT = "Not sent: the index is not open (see above)."
+
+
+def chat_buttons(turns: list[Turn]) -> None:
+    """New chat, Download chat and the chat's BibTeX, in the sidebar of both views."""
+    st.button(
+        "New chat",
+        on_click=new_chat,
+        icon=":material/add_comment:",
+        disabled=not turns,
+        width="stretch",
+    )
+    st.download_button(
+        "Download chat",
+        data=papers_view.chat_export(turns),
+        file_name="iclr2025-chat.md",
+        mime="text/markdown",
+        on_click="ignore",
+        disabled=not turns,
+        icon=":material/download:",
+        width="stretch",
+    )
+    papers_view.sidebar_bibtex(turns)
 
 
 def read_settings() -> Settings:
@@ -49,7 +79,8 @@ st.set_page_config(
     page_title="ICLR 2025 research assistant",
     # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
     page_icon=str(PAGE_ICON),
-    layout="centered",
+    # The map uses the width it is given (a centred column left it about 530 px wide).
+    layout="wide" if explore.shown_view() == "Map" else "centered",
 )
 st.html(CARD_STYLE)
 st.session_state.setdefault("turns", [])
@@ -113,7 +144,11 @@ if offline:
 if notice := st.session_state.pop("notice", None):
     st.success(notice, icon=":material/check_circle:")
 
-prompt = st.chat_input("Ask about ICLR 2025 papers…")
+# Over the map the box sits in the page, not floating over the plot's bottom.
+if st.session_state.get(explore.VIEW_KEY) == "Map":
+    prompt = st.container().chat_input("Ask about ICLR 2025 papers…")
+else:
+    prompt = st.chat_input("Ask about ICLR 2025 papers…")
 assistant = open_or_explain(base_settings)
 if assistant is not None and choice.key != CONFIGURED:
     try:
@@ -139,7 +174,7 @@ else:
 
 if map_view.show_map_view(assistant, turns, prompt):
     with chat_actions:
-        papers_view.sidebar_bibtex(turns)
+        chat_buttons(turns)
     st.stop()
 
 for i, turn in enumerate(turns):
@@ -175,21 +210,4 @@ elif not turns and assistant is not None:
         )
 
 with chat_actions:
-    st.button(
-        "New chat",
-        on_click=new_chat,
-        icon=":material/add_comment:",
-        disabled=not turns,
-        width="stretch",
-    )
-    st.download_button(
-        "Download chat",
-        data=papers_view.chat_export(turns),
-        file_name="iclr2025-chat.md",
-        mime="text/markdown",
-        on_click="ignore",
-        disabled=not turns,
-        icon=":material/download:",
-        width="stretch",
-    )
-    papers_view.sidebar_bibtex(turns)
+    chat_buttons(turns)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from rag.errors import AnswerError, StoreError
 from rag.settings import Settings
 from rag.types import Filters
 from ui import papers_view
+from ui.explore import CHAT_KEYS
 from ui.feedback import (
     MAX_COMMENT,
     PROCESS_RATE_LIMIT,
@@ -27,6 +29,7 @@ from ui.feedback import (
     append_feedback,
     feedback_record,
 )
+from ui.latex import own_macros
 from ui.render import (
     SourceRow,
     Turn,
@@ -83,7 +86,12 @@ def answerable_examples(index: str, generation: str, _assistant: Assistant) -> l
 
 
 def new_chat() -> None:
+    """A chat with nothing of the last one: turns, comparisons, the comparison basket, the
+    open card and the highlighted answer (the export is made from these)."""
     st.session_state.turns = []
+    st.session_state.session_id = uuid.uuid4().hex[:16]  # feedback names the new chat apart
+    for key in CHAT_KEYS:
+        st.session_state.pop(key, None)
 
 
 def use_example(question: str) -> None:
@@ -132,7 +140,11 @@ def save_feedback(turn_id: str, path: Path, details: bool = False) -> None:
     except (OSError, FeedbackRefused) as e:
         st.toast(f"Feedback not saved: {escape_message(e)}", icon=":material/error:")
         return
-    st.toast("Thanks, feedback saved.", icon=":material/thumb_up:")
+    if rating is None:
+        st.toast("Rating withdrawn.", icon=":material/undo:")
+    else:
+        icon = ":material/thumb_up:" if rating == "up" else ":material/thumb_down:"
+        st.toast("Thanks, feedback saved.", icon=icon)
 
 
 def show_feedback(turn: Turn, path: Path) -> None:
@@ -178,7 +190,8 @@ def show_source(
             details = card_details(paper)
             if details:
                 st.markdown(details)
-            st.markdown(highlighted_abstract(paper.abstract, row.quotes))
+            macros = own_macros([(paper.title, paper.abstract)])
+            st.markdown(highlighted_abstract(paper.abstract, row.quotes, macros))
             # Only where the reader is likely to go on from (a page of 15 sources would
             # otherwise carry 75 more buttons per answer).
             if row.cited or abstained:

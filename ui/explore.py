@@ -19,6 +19,7 @@ import streamlit as st
 from rag.errors import StoreError
 from rag.explore.topicmap import TopicMap, load_topic_map, map_path, read_cached_map
 from rag.index.vectors import PaperVectors, read_paper_vectors
+from ui.latex import text_only
 from ui.render import escape_text, without_bidi
 
 if TYPE_CHECKING:
@@ -29,6 +30,11 @@ VIEW_KEY = "explore_view"
 PAPER_KEY = "explore_paper"  # the paper whose card is open in the Map view
 BASKET_KEY = "explore_basket"  # paper ids picked for comparison
 COMPARISONS_KEY = "explore_comparisons"  # every table made in this chat, for the export
+# What belongs to one chat, cleared by "New chat".
+CHAT_KEYS = (
+    PAPER_KEY, BASKET_KEY, COMPARISONS_KEY, "explore_picked", "explore_turn", "explore_finder",
+    "explore_turn_choice", "explore_map", "explore_highlighted",
+)  # fmt: skip
 # 60 distinguishable colours (Plotly's qualitative palettes), one per topic.
 PALETTE = (
     "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf "
@@ -110,7 +116,7 @@ def make_explorer(topic_map: TopicMap, corpus: PaperVectors) -> Explorer:
 
 def _hover(text: str, width: int = 70) -> str:
     """Escaped for Plotly's HTML subset, wrapped so long titles fit the hover box."""
-    words, lines, line = without_bidi(text).split(), [], ""
+    words, lines, line = text_only(without_bidi(text)).split(), [], ""
     for word in words:
         if line and len(line) + len(word) > width:
             lines.append(line)
@@ -137,6 +143,13 @@ def explorer(assistant: Assistant, compute: bool = True) -> Explorer | None:
 # The Chat/Map switch ------------------------------------------------------------------------
 
 
+def shown_view() -> str:
+    """The view this run shows (a pending switch from a button included), before the switch
+    is drawn: the page's layout depends on it."""
+    pending = st.session_state.get("explore_switch")
+    return str(pending if pending in VIEWS else st.session_state.get(VIEW_KEY, VIEWS[0]))
+
+
 def view_switch() -> str:
     """Chat or Map, above the page; a pending switch (from a button) is applied first."""
     pending = st.session_state.pop("explore_switch", None)
@@ -161,6 +174,7 @@ def switch_to(view: str, paper_id: str | None = None, turn_id: str | None = None
     st.session_state["explore_switch"] = view
     if paper_id is not None:
         st.session_state[PAPER_KEY] = paper_id
+        st.session_state.pop("explore_highlighted", None)  # the card stays whatever is lit
     if turn_id is not None:
         st.session_state["explore_turn"] = turn_id
 

@@ -12,6 +12,8 @@ balance (so it cannot end a `:orange-background[...]` around it); anything else 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 Piece = tuple[Literal["text", "math"], str]
@@ -47,7 +49,34 @@ _SYMBOLS = {
     "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "lambda": "λ", "mu": "μ", "sigma": "σ",
     "tau": "τ", "theta": "θ", "ell": "ℓ", "infty": "∞", "leq": "≤", "geq": "≥", "le": "≤",
     "ge": "≥", "uparrow": "↑", "downarrow": "↓", "checkmark": "✓", "textasciitilde": "~",
-    " ": " ", ",": " ", ";": " ", "!": "", "'": "", '"': "",
+    " ": " ", ",": " ", ";": " ", "!": "", "'": "", '"': "", "ss": "ß", "o": "ø", "O": "Ø",
+    "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "aa": "å", "AA": "Å", "l": "ł", "L": "Ł",
+    "i": "ı", "S": "§", "textendash": "–", "textemdash": "—", "textquoteright": "’",
+    "textquoteleft": "‘", "textquotedblleft": "“", "textquotedblright": "”",
+}  # fmt: skip
+# Accents as combining marks: \'e, \'{e}, {\'e} -> é; \c{c} -> ç; \"o -> ö.
+_ACCENT_MARKS = {
+    "'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
+    ".": "\u0307", "c": "\u0327", "v": "\u030c", "u": "\u0306", "H": "\u030b", "r": "\u030a",
+    "k": "\u0328", "d": "\u0323", "b": "\u0331",
+}  # fmt: skip
+_ACCENT = re.compile(
+    r"\\(['`^\"~=.])\s*(?:\{\s*\\?([A-Za-z])\s*\}|\\?([A-Za-z]))"
+    r"|\\([cvuHrkdb])\s*\{\s*\\?([A-Za-z])\s*\}"
+)
+# LaTeX typography: ``quotes'' and `single', --- and --, ~ between words.
+_TYPOGRAPHY = (
+    (re.compile(r"``(.+?)''"), "\u201c\\1\u201d"),
+    (re.compile(r"(?<![`\w])`([^`'\n]{1,80})'(?!\w)"), "\u2018\\1\u2019"),
+    (re.compile(r"(?<=\S)---(?=\S)|(?<= )---(?= )"), "\u2014"),
+    (re.compile(r"(?<=\w)--(?=\w)|(?<= )--(?= )"), "\u2013"),
+    (re.compile(r"(?<=\w)~(?=\w)"), " "),
+)
+# Macros papers define for their own method (\ours, \sys, \method): shown as the paper's
+# name when it is known (the short title before its colon), else as the macro's name.
+SELF_MACROS = {
+    "ours", "sys", "method", "methodname", "ourmethod", "model", "modelname", "name", "algo",
+    "approach", "system", "framework", "our", "tool", "toolname", "dataset", "bench", "benchmark",
 }  # fmt: skip
 # Commands KaTeX renders (a common subset; anything else makes the span plain text).
 _KATEX = set(_TEXT_COMMANDS) | {
@@ -86,9 +115,12 @@ _SWITCH = re.compile(r"\{\\(" + "|".join(sorted(_SWITCHES)) + r")\b\s*([^{}]*)\}
 _ONLY_TEXT = re.compile(r"[^\\{}^_]*")  # no command, group, sub- or superscript left
 
 
-def display_form(text: str) -> list[Piece]:
-    """`text` as pieces of plain text and KaTeX math, whitespace collapsed."""
+def display_form(text: str, macros: Mapping[str, str] | None = None) -> list[Piece]:
+    """`text` as pieces of plain text and KaTeX math, whitespace collapsed; `macros` names a
+    paper's own macros (`{"ours": "FlashMask"}`, see `own_macros`)."""
     text = " ".join(text.split())
+    if macros:
+        text = _OWN_MACRO.sub(lambda m: macros.get(m.group(1), m.group(0)), text)
     pieces: list[Piece] = []
     last = 0
     for match in _MATH.finditer(text):
@@ -112,8 +144,13 @@ def display_form(text: str) -> list[Piece]:
 
 
 def plain_latex(text: str) -> str:
-    r"""Text with its LaTeX commands as plain text: `\textit{O}` -> O, `\OOO{}` -> OOO."""
-    if "\\" not in text:  # braces alone are the text's own (model replies, code)
+    r"""Text with its LaTeX commands as plain text: `\textit{O}` -> O, `\OOO{}` -> OOO,
+    `Fr\'echet` -> Fréchet, `---` -> —, ``` ``a'' ``` -> “a”, `a~b` -> "a b"."""
+    latex = "\\" in text
+    if latex:
+        text = _ACCENT.sub(_accent, text)
+    text = typography(text)
+    if not latex:  # braces alone are the text's own (model replies, code)
         return text
     text = _DROPPED_ARGUMENT.sub("", text)
     previous = None
@@ -123,6 +160,56 @@ def plain_latex(text: str) -> str:
         text = _ARGUMENT.sub(_argument, text)
     text = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), text)
     return text.replace("{", "").replace("}", "")
+
+
+def typography(text: str) -> str:
+    """LaTeX's quotes, dashes and ties as the characters they print."""
+    if not any(c in text for c in "`-~"):
+        return text
+    for pattern, replacement in _TYPOGRAPHY:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _accent(match: re.Match[str]) -> str:
+    mark = match.group(1) or match.group(4)
+    letter = match.group(2) or match.group(3) or match.group(5)
+    return unicodedata.normalize("NFC", letter + _ACCENT_MARKS[mark])
+
+
+_OWN_MACRO = re.compile(
+    r"\\(" + "|".join(sorted(SELF_MACROS, key=len, reverse=True)) + r")\b(?:\{\})?"
+)
+
+
+def short_name(title: str) -> str | None:
+    """The name a title gives its method ("FlashMask: Efficient ..." -> FlashMask), or None."""
+    head, colon, _ = title.partition(":")
+    head = plain_latex(" ".join(head.split()))
+    if not colon or not head or len(head.split()) > 3 or len(head) > 40:
+        return None
+    return head
+
+
+def own_macros(papers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    r"""For (title, abstract) pairs: each self-naming macro used by exactly one of them, mapped
+    to that paper's short name (a quote from FlashMask's abstract shows `\ours` as FlashMask)."""
+    found: dict[str, set[str]] = {}
+    for title, abstract in papers:
+        name = short_name(title)
+        for macro in set(_OWN_MACRO.findall(abstract)):
+            found.setdefault(macro, set()).add(name or "")
+    return {
+        m: next(iter(names)) for m, names in found.items() if len(names) == 1 and "" not in names
+    }
+
+
+def text_only(text: str, macros: Mapping[str, str] | None = None) -> str:
+    """One line with no markup at all (map hover text): math as its plain text too."""
+    return "".join(
+        plain_latex(piece) if kind == "math" else piece
+        for kind, piece in display_form(text, macros)
+    )
 
 
 def plain_text(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,6 +17,15 @@ import streamlit as st
 
 from rag.types import Paper
 from ui.explore import PALETTE, PAPER_KEY, VIEW_KEY, Explorer, explorer, highlight_of, switch_to
+from ui.latex import text_only
+from ui.map_labels import (
+    CITED_RADIUS,
+    PLOT_HEIGHT,
+    Frame,
+    Placer,
+    frame_of,
+    nearest_within,
+)
 from ui.papers_view import show_comparison_picker, show_paper_card
 from ui.render import Turn, without_bidi
 
@@ -51,19 +61,26 @@ def show_map_view(assistant: Assistant | None, turns: list[Turn], prompt: str | 
 
 
 def _highlighted_turn(answered: list[Turn]) -> Turn | None:
+    """The answer whose papers are highlighted: the one "Show on map" named, else the one
+    chosen, else the last. Another answer closes the card of the last one's paper."""
     if not answered:
         return None
-    wanted = st.session_state.get("explore_turn")
     labels = {t.id: f"{i}. {t.question[:80]}" for i, t in enumerate(answered, start=1)}
     ids = list(labels)
-    default = ids.index(wanted) if wanted in ids else len(ids) - 1
+    wanted = st.session_state.pop("explore_turn", None)
+    if wanted in ids:  # the box would keep its own choice otherwise
+        st.session_state["explore_turn_choice"] = wanted
+    elif st.session_state.get("explore_turn_choice") not in ids:
+        st.session_state["explore_turn_choice"] = ids[-1]
     chosen = st.selectbox(
         "Highlight the papers of the answer to",
         ids,
-        index=default,
         format_func=lambda i: labels[i],
         key="explore_turn_choice",
     )
+    if st.session_state.get("explore_highlighted") not in (None, chosen):
+        st.session_state.pop(PAPER_KEY, None)
+    st.session_state["explore_highlighted"] = chosen
     return next(t for t in answered if t.id == chosen)
 
 
@@ -78,15 +95,17 @@ def map_figure(
     retrieved ones outlined.
 
     A plain dict, not `plotly.graph_objects` (whose validation of thousands of points took
-    most of the time); the points of a tier filter are built once and reused.
+    most of the time); the points of a tier filter are built once and reused, and only the
+    highlight and the labels are made per answer. No label covers another (`ui.map_labels`).
     """
     topic_map = found.topic_map
     cited = cited or {}
     retrieved = set(retrieved)
-    base, show, _, topic_notes = _base_trace(found, tuple(sorted(tiers)))
+    base = _base_trace(found, tuple(sorted(tiers)))
+    show, frame = base.show, base.frame
     highlighting = bool(cited or retrieved)
     data: list[dict[str, Any]] = [
-        base | {"marker": base["marker"] | {"opacity": 0.25 if highlighting else 0.75}}
+        base.trace | {"marker": base.trace["marker"] | {"opacity": 0.25 if highlighting else 0.75}}
     ]
     xy = topic_map.xy
     for name, ids, size, opacity, edge in (
@@ -119,42 +138,65 @@ def map_figure(
                 "showlegend": True,
             }
         )
-    annotations = list(topic_notes)
-    for rank, (pid, n) in enumerate(sorted(cited.items(), key=lambda item: item[1])):
-        i = topic_map.position(pid)
-        if i is not None and show[i]:
-            annotations.append(_marker_label(xy[i], f"[{n}]", rank, bold=True))
+    # Answer labels first (each at a free offset around its point), then the topic labels
+    # that cover nothing; drawn in that order reversed, so an answer label is on top.
+    placer = Placer(frame)
+    marked = [
+        (i, f"[{n}]")
+        for pid, n in sorted(cited.items(), key=lambda item: item[1])
+        if (i := topic_map.position(pid)) is not None and show[i]
+    ]
     if selected is not None and (i := topic_map.position(selected)) is not None and show[i]:
-        annotations.append(_marker_label(xy[i], "selected", len(cited), bold=False))
+        marked.append((i, "selected"))
+    for i, _ in marked:
+        placer.block_point(float(xy[i, 0]), float(xy[i, 1]), CITED_RADIUS)
+    answer_notes = []
+    for i, text in marked:
+        bold = text != "selected"
+        size = 14 if bold else 11
+        ax, ay = placer.place_marker_label(float(xy[i, 0]), float(xy[i, 1]), text, size)
+        answer_notes.append(_marker_label(xy[i], text, ax, ay, bold))
+    topic_notes = [
+        note
+        for note in base.topic_notes
+        if placer.place_centred(note["x"], note["y"], note["text"], 11)
+    ]
     layout = {
-        "annotations": annotations,
-        "height": 620,
-        "margin": {"l": 0, "r": 0, "t": 10, "b": 0},
-        "xaxis": {"visible": False},
-        "yaxis": {"visible": False, "scaleanchor": "x"},
+        "annotations": topic_notes + answer_notes,
+        "height": PLOT_HEIGHT,
+        "margin": {"l": 0, "r": 0, "t": 4, "b": 0},
+        "xaxis": {"visible": False, "range": list(frame.x_range)},
+        "yaxis": {"visible": False, "range": list(frame.y_range)},
         "dragmode": "pan",
         "clickmode": "event+select",
-        "legend": {"orientation": "h", "y": -0.02},
+        "legend": {"orientation": "h", "y": 0, "yanchor": "top", "x": 0},
         "hoverlabel": {"align": "left"},
     }
     return {"data": data, "layout": layout}
 
 
-# (map generation, paper-vector generation, tiers) -> (trace, shown, indices, annotations).
+@dataclass(frozen=True)
+class _Base:
+    """What every highlight of one map and filter shares."""
+
+    trace: dict[str, Any]
+    show: np.ndarray  # which map points the filter shows
+    frame: Frame  # the axis ranges of the shown points
+    topic_notes: list[dict[str, Any]]  # topic labels, largest topic first
+
+
+# (map generation, paper-vector generation, tiers) -> the points and topic labels.
 # Keyed by the index generation, never by id(): CPython gives a new explorer the id of a freed
 # one, so after a re-ingest an id key could serve the old map's points.
-_bases: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+_bases: dict[tuple[str, str, tuple[str, ...]], _Base] = {}
 
 
-def _base_trace(
-    found: Explorer, tiers: tuple[str, ...]
-) -> tuple[dict[str, Any], np.ndarray, np.ndarray, list[dict[str, Any]]]:
+def _base_trace(found: Explorer, tiers: tuple[str, ...]) -> _Base:
     """Every paper of these tiers as one WebGL trace, with which points it shows and the topic
     labels; built once per index generation and filter (a map without a generation, never
     stored, each time)."""
     generation = found.topic_map.generation
     key = (generation, found.corpus.generation, tiers)
-    cached: tuple[dict[str, Any], np.ndarray, np.ndarray, list[dict[str, Any]]] | None
     cached = _bases.get(key) if generation else None
     if cached is None:
         topic_map = found.topic_map
@@ -185,7 +227,8 @@ def _base_trace(
             "name": "papers",
             "showlegend": False,
         }
-        cached = (trace, show, indices, _topic_annotations(found, indices))
+        frame = frame_of(topic_map.xy[indices])
+        cached = _Base(trace, show, frame, _topic_annotations(found, indices))
         if generation:
             if len(_bases) > 16:
                 _bases.clear()
@@ -194,34 +237,36 @@ def _base_trace(
 
 
 def _topic_annotations(found: Explorer, indices: np.ndarray) -> list[dict[str, Any]]:
-    """Each topic's label at the middle of its papers (median, so strays do not pull it)."""
+    """Each topic's label (its first two terms; hover shows all) at the middle of its papers
+    (median, so strays do not pull it), largest topic first: the first to get a place."""
     topic_map = found.topic_map
     shown = topic_map.topics[indices]
-    notes = []
+    notes: list[tuple[int, dict[str, Any]]] = []
     for topic in topic_map.topic_list:
         members = indices[shown == topic.id]
         if len(members) < max(3, len(indices) // 400):
             continue
         x, y = np.median(topic_map.xy[members], axis=0)
+        label = ", ".join(without_bidi(topic.label).split(", ")[:2])
         notes.append(
-            {
-                "x": float(x),
-                "y": float(y),
-                "text": html.escape(without_bidi(topic.label)),
-                "showarrow": False,
-                "font": {"size": 11, "color": "#222222"},
-                "bgcolor": "rgba(255,255,255,0.65)",
-            }
+            (
+                -len(members),
+                {
+                    "x": float(x),
+                    "y": float(y),
+                    "text": html.escape(label),
+                    "showarrow": False,
+                    "font": {"size": 11, "color": "#222222"},
+                    "bgcolor": "rgba(255,255,255,0.7)",
+                    "hovertext": html.escape(without_bidi(topic.label)),
+                },
+            )
         )
-    return notes
+    notes.sort(key=lambda item: item[0])
+    return [note for _, note in notes]
 
 
-# Where the labels of neighbouring highlighted points go, in turn, so they do not overlap.
-_OFFSETS = [(18, -22), (-18, 22), (22, 18), (-22, -18), (0, -30), (0, 30), (30, 0), (-30, 0)]
-
-
-def _marker_label(point: np.ndarray, text: str, rank: int, bold: bool) -> dict[str, Any]:
-    ax, ay = _OFFSETS[rank % len(_OFFSETS)]
+def _marker_label(point: np.ndarray, text: str, ax: int, ay: int, bold: bool) -> dict[str, Any]:
     return {
         "x": float(point[0]),
         "y": float(point[1]),
@@ -231,7 +276,7 @@ def _marker_label(point: np.ndarray, text: str, rank: int, bold: bool) -> dict[s
         "ax": ax,
         "ay": ay,
         "font": {"size": 14 if bold else 11, "color": "#000000"},
-        "bgcolor": "rgba(255,255,255,0.85)",
+        "bgcolor": "rgba(255,255,255,0.9)",
     }
 
 
@@ -250,14 +295,18 @@ def show_map(found: Explorer, turn: Turn | None, tiers: list[str]) -> None:
             "retrieved but uncited papers are outlined"
         )
     st.caption(caption + ". Select a point to open its card.")
-    event = st.plotly_chart(
-        fig,
-        key="explore_map",
-        on_select="rerun",
-        selection_mode="points",
-        config={"scrollZoom": True, "displaylogo": False},
-    )
-    picked = _picked(event)
+    # Keyed by the chat and the highlighted answer: a selection belongs to one of them, so a
+    # new chat or another answer starts with none.
+    chart_key = f"explore_map-{st.session_state.get('session_id', '')}-{turn.id if turn else ''}"
+    with st.container(key="map-box"):
+        event = st.plotly_chart(
+            fig,
+            key=chart_key,
+            on_select="rerun",
+            selection_mode="points",
+            config={"scrollZoom": True, "displaylogo": False, "responsive": True},
+        )
+    picked = _picked(event, found, fig, _base_trace(found, tuple(sorted(tiers))).frame)
     if picked and picked != st.session_state.get("explore_picked"):
         # A new selection opens its card; a card opened otherwise stays until then.
         st.session_state["explore_picked"] = picked
@@ -266,7 +315,10 @@ def show_map(found: Explorer, turn: Turn | None, tiers: list[str]) -> None:
     _paper_finder(found)
 
 
-def _picked(event: Any) -> str | None:
+def _picked(event: Any, found: Explorer, fig: dict[str, Any], frame: Frame) -> str | None:
+    """The paper a click or tap meant: the selected point, or the highlighted (cited or
+    retrieved) paper whose marker is within a finger's reach of it (a tap on a cited point
+    often lands on a faint neighbour drawn under it)."""
     try:
         points = event["selection"]["points"]
     except (KeyError, TypeError):
@@ -274,21 +326,35 @@ def _picked(event: Any) -> str | None:
     for point in points or []:
         data = point.get("customdata")
         pid = data[0] if isinstance(data, list | tuple) else data
-        if isinstance(pid, str):
+        if not isinstance(pid, str):
+            continue
+        i = found.topic_map.position(pid)
+        highlighted = [t for t in fig["data"][1:] if t.get("customdata")]
+        if i is None or any(pid in t["customdata"] for t in highlighted):
             return pid
+        ids = [c for t in reversed(highlighted) for c in t["customdata"]]
+        xy = found.topic_map.xy
+        rows = [found.topic_map.position(c) for c in ids]
+        near = nearest_within(
+            frame,
+            (float(xy[i, 0]), float(xy[i, 1])),
+            [(float(xy[r, 0]), float(xy[r, 1])) for r in rows if r is not None],
+        )
+        return ids[near] if near is not None else pid
     return None
 
 
 def _paper_finder(found: Explorer) -> None:
-    """Open a card by title too (typing is faster than finding a point)."""
+    """Open a card by title too (typing is faster than finding a point). The box always
+    names the card that is open, however it was opened."""
     corpus = found.corpus
     options = [p.id for p in sorted(corpus.papers, key=lambda p: p.title.lower())]
     current = st.session_state.get(PAPER_KEY)
+    st.session_state["explore_finder"] = current if current in options else None
     st.selectbox(
         "Open a paper",
         options,
-        index=options.index(current) if current in options else None,
-        format_func=lambda pid: (corpus.get(pid) or Paper(pid, pid, "")).title,
+        format_func=lambda pid: text_only((corpus.get(pid) or Paper(pid, pid, "")).title),
         placeholder="Type a title…",
         key="explore_finder",
         on_change=_open_found,

@@ -25,7 +25,16 @@ from ui.explore import (
     highlight_of,
     switch_to,
 )
-from ui.render import Turn, chat_markdown, escape_export, escape_text, safe_url, tier_badge
+from ui.latex import display_form, own_macros, plain_text
+from ui.render import (
+    Turn,
+    chat_markdown,
+    display_text,
+    escape_export,
+    escape_text,
+    safe_url,
+    tier_badge,
+)
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant, CitedAnswer
@@ -41,7 +50,7 @@ def ask_about(paper: Paper) -> None:
 def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
     """Title, tier, link, topic, abstract, related papers and what to do with the paper."""
     with st.container(border=True, key=f"paper-card-{key}"):
-        st.subheader(escape_text(paper.title), anchor=False)
+        st.subheader(display_text(paper.title), anchor=False)
         url = safe_url(paper.url)
         facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
         facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
@@ -49,7 +58,7 @@ def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
         if topic is not None:
             facts.append(f"topic: {escape_text(topic.label)}")
         st.markdown(" · ".join(facts))
-        st.markdown(escape_text(paper.abstract))
+        st.markdown(display_text(paper.abstract, own_macros([(paper.title, paper.abstract)])))
         ask, add, download = st.columns(3)
         ask.button(
             "Ask about this paper",
@@ -93,7 +102,7 @@ def _related_button(related: RelatedPaper, key: str, help: str | None = None) ->
     """One related paper as a link-like button that opens its card on the map."""
     tier = f" · {escape_text(related.paper.tier)}" if related.paper.tier else ""
     st.button(
-        f"{escape_text(related.paper.title)}{tier}",
+        f"{display_text(related.paper.title)}{tier}",
         key=key,
         type="tertiary",
         icon=":material/article:",
@@ -123,7 +132,7 @@ def show_comparison_picker(found: Explorer, assistant: Assistant) -> None:
         )
     else:
         names = ", ".join(
-            escape_text((found.corpus.get(p) or Paper(p, p, "")).title) for p in basket
+            display_text((found.corpus.get(p) or Paper(p, p, "")).title) for p in basket
         )
         st.caption(f"Chosen: {names}")
         left, right = st.columns(2)
@@ -155,11 +164,25 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
 def show_comparison(table: Comparison) -> None:
     """One column per paper, a row per aspect; every cell escaped, [n] kept as text."""
     with st.container(border=True, key=f"comparison-{id(table)}"):
-        st.markdown(table.table(escape_text, marker="\\[{n}\\]"))
+        st.markdown(table.table(_cell, marker="\\[{n}\\]"))
         note = f"Compared by {escape_text(table.model)}"
         if table.dropped_citations:
             note += f" · {table.dropped_citations} citation(s) to other papers were removed"
         st.caption(note)
+
+
+def _cell(text: str) -> str:
+    """A table cell as the page shows text (`display_text`); math holding a `|`, which would
+    end the cell, as text."""
+    return "".join(
+        f"${piece}$" if kind == "math" and "|" not in piece else escape_text(piece)
+        for kind, piece in display_form(text)
+    )
+
+
+def _export_text(text: str) -> str:
+    """Untrusted text for the export: LaTeX text macros undone, known math kept as `$...$`."""
+    return escape_export(plain_text(text))
 
 
 def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> None:
@@ -186,7 +209,9 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
     # With one paper cited, compare it with the next sources (there is nothing else to set
     # it against).
     compared, label = papers[:MAX_PAPERS], "Compare the cited papers"
-    if len(compared) < 2:
+    if answer.abstained:  # low-match papers: nothing worth a table
+        compared = []
+    elif len(compared) < 2:
         others = [s.paper for s in answer.sources if s.paper.id not in cited]
         compared, label = (compared + others)[:3], "Compare the top sources"
     show, compare, download = st.columns(3)
@@ -271,14 +296,27 @@ def sidebar_bibtex(turns: list[Turn]) -> None:
     )
 
 
+def reference_numbers(turns: Iterable[Turn]) -> dict[str, int]:
+    """Paper id -> its number in the export's references (the order of first citation, as
+    `chat_markdown` numbers them)."""
+    numbers: dict[str, int] = {}
+    for turn in turns:
+        for citation in turn.answer.citations if turn.answer else []:
+            numbers.setdefault(citation.paper_id, len(numbers) + 1)
+    return numbers
+
+
 def chat_export(turns: list[Turn]) -> str:
-    """The chat as Markdown, then the comparison tables made in it."""
+    """The chat as Markdown, then the comparison tables made in it, citing with the chat's
+    numbers (a paper the chat never cited gets the next free one)."""
     text = chat_markdown(turns)
     tables = [t for ts in st.session_state.get(COMPARISONS_KEY, {}).values() for t in ts]
     if not tables:
         return text
+    numbers = reference_numbers(turns)
     parts = [text.rstrip(), "", "## Comparisons", ""]
     for i, table in enumerate(tables, start=1):
-        parts += [f"### Comparison {i}", "", table.markdown(escape_export), ""]
+        shown = [numbers.setdefault(p.id, len(numbers) + 1) for p in table.papers]
+        parts += [f"### Comparison {i}", "", table.markdown(_export_text, shown), ""]
         parts += [f"*Compared by {escape_export(table.model)}.*", ""]
     return "\n".join(parts).rstrip() + "\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from rag.answer.markers import parse_markers
 from rag.common.redact import redact
 from rag.explore.bibtex import authors_in_order
 from rag.types import TIERS, Paper
-from ui.latex import display_form, plain_text
+from ui.latex import display_form, own_macros, plain_text
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Citation, CitedAnswer
@@ -91,12 +91,12 @@ def _escape_mark(match: re.Match[str]) -> str:
     return match.group(1) + "\\"
 
 
-def display_text(text: str) -> str:
+def display_text(text: str, macros: Mapping[str, str] | None = None) -> str:
     """Untrusted text as the page shows it: `$...$` math for KaTeX, LaTeX text macros as plain
     text (`\\textit{O}` -> O), everything else escaped as by `escape_text`."""
     return "".join(
         f"${piece}$" if kind == "math" else _spaced(escape_text, piece)
-        for kind, piece in display_form(without_bidi(text))
+        for kind, piece in display_form(without_bidi(text), macros)
     ).strip()
 
 
@@ -107,14 +107,14 @@ def _spaced(escape: Callable[[str], str], piece: str) -> str:
     return left + escape(piece) + right
 
 
-def display_answer(text: str) -> str:
+def display_answer(text: str, macros: Mapping[str, str] | None = None) -> str:
     """Answer text with math and LaTeX text macros shown as `display_text` does, escaped as by
     `escape_answer`, and no list or heading nested in a list item (a quote starting "2) ...")."""
     shown = []
     for line in text.split("\n"):
         pieces = []
         line = without_bidi(line)
-        for kind, piece in display_form(line) if line.strip() else [("text", line)]:
+        for kind, piece in display_form(line, macros) if line.strip() else [("text", line)]:
             pieces.append(f"${piece}$" if kind == "math" else escape_answer(piece))
         # display_form collapses the spaces at either end: a sublist's indent, the space
         # before a marker
@@ -184,11 +184,13 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
         said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
         return " · ".join(p for p in parts if p) + f" — {said}"
 
+    macros = own_macros((s.paper.title, s.paper.abstract) for s in answer.sources)
     return link_markers(
         answer.answer,
         lambda n: f"#{card_anchor(turn_index, n)}" if n in quotes else None,
         title=lambda n: title(n) if 1 <= n <= len(answer.sources) else quotes[n],
-        escape=display_answer,
+        # A quote's \\ours is its paper's name when one source alone uses it.
+        escape=lambda text: display_answer(text, macros),
     )
 
 
@@ -257,15 +259,17 @@ def quote_spans(abstract: str, quotes: Iterable[str]) -> list[tuple[int, int]]:
     return merged
 
 
-def highlighted_abstract(abstract: str, quotes: Iterable[str]) -> str:
+def highlighted_abstract(
+    abstract: str, quotes: Iterable[str], macros: Mapping[str, str] | None = None
+) -> str:
     """The abstract as `display_text` shows it, the cited sentences on an orange background."""
     pieces: list[str] = []
     last = 0
     for start, end in quote_spans(abstract, quotes):
-        pieces.append(display_text(abstract[last:start]))
-        pieces.append(f" **:orange-background[{display_text(abstract[start:end])}]** ")
+        pieces.append(display_text(abstract[last:start], macros))
+        pieces.append(f" **:orange-background[{display_text(abstract[start:end], macros)}]** ")
         last = end
-    pieces.append(display_text(abstract[last:]))
+    pieces.append(display_text(abstract[last:], macros))
     return "".join(pieces).strip()
 
 
@@ -405,7 +409,7 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
         if quoted:
             # Each line starts with "[n]", so no quote can start a list or a heading.
             lines += ["Quoted:", ""]
-            lines += [f"- [{g}] “{escape_export(quote)}”" for g, quote in quoted]
+            lines += [f"- [{g}] “{escape_export(plain_text(quote))}”" for g, quote in quoted]
             lines.append("")
         lines += [f"*Answered by {escape_export(answer.model)}.*", ""]
     # Written by the app after a rule: model text cannot write one (its `-` runs and `#` are

@@ -128,32 +128,50 @@ class Comparison:
             "dropped_citations": self.dropped_citations,
         }
 
-    def table(self, escape: Any = None, marker: str = "[{n}]") -> str:
+    def table(self, escape: Any = None, marker: str = "[{n}]", numbers: Sequence[int] = ()) -> str:
         """The Markdown table: a column per paper, headed by `marker` and its title, a row per
         aspect. The page and the chat export both render it.
 
         `escape` renders untrusted text safely for the target; by default pipes and line
-        breaks are neutralised so a cell cannot break the table.
+        breaks are neutralised so a cell cannot break the table. `numbers` are the papers'
+        numbers in the document the table goes into (the chat export's references); cells
+        cite with them.
         """
         clean = escape or _table_text
+        shown = list(numbers) or list(range(1, len(self.papers) + 1))
         header = "| | " + " | ".join(
-            f"{marker.format(n=n)} {clean(p.title)}" for n, p in enumerate(self.papers, start=1)
+            f"{marker.format(n=n)} {clean(p.title)}"
+            for n, p in zip(shown, self.papers, strict=True)
         )
         lines = [header + " |", "|---|" + "---|" * len(self.papers)]
         for row in self.rows:
-            cells = " | ".join(clean(c.text) or "–" for c in row.cells)
+            cells = " | ".join(clean(_renumbered(c.text, shown)) or "–" for c in row.cells)
             lines.append(f"| **{row.label}** | {cells} |")
         return "\n".join(lines)
 
-    def markdown(self, escape: Any = None) -> str:
+    def markdown(self, escape: Any = None, numbers: Sequence[int] = ()) -> str:
         """The table (for the chat export), then the numbered papers."""
         clean = escape or _table_text
-        lines = [self.table(escape), ""]
-        for n, p in enumerate(self.papers, start=1):
+        shown = list(numbers) or list(range(1, len(self.papers) + 1))
+        lines = [self.table(escape, numbers=shown), ""]
+        for n, p in zip(shown, self.papers, strict=True):
             tier = f" ({clean(p.decision)})" if p.decision else ""
             link = f" {p.url}" if p.url.startswith("https://") else ""
             lines.append(f"[{n}] {clean(p.title)}{tier}{link}")
         return "\n".join(lines)
+
+
+_CELL_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def _renumbered(text: str, numbers: Sequence[int]) -> str:
+    """A cell's [k] (the k-th compared paper) as that paper's number in `numbers`."""
+
+    def number(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return f"[{numbers[k - 1]}]" if 1 <= k <= len(numbers) else match.group(0)
+
+    return _CELL_MARKER.sub(number, text)
 
 
 def _table_text(text: str) -> str:
