@@ -119,6 +119,11 @@ class EmbeddingSettings(Section):
         description="Also build and read the bundled multilingual vectors (USE multilingual v3) "
         "for questions not in English.",
     )
+    bundled_vectors: bool = Field(
+        True,
+        description="Use the vectors and topic map shipped for the bundled corpus where they "
+        "match (model, backend, chunking, text); false recomputes everything.",
+    )
 
     @field_validator("base_url")
     @classmethod

@@ -7,6 +7,7 @@ rag ask "QUESTION" [--index DIR] [--config FILE] [--json] | --batch FILE | --con
 rag eval [--index DIR] [--questions FILE] [--json]
 rag map | related ID | compare ID ID [ID ...] | bibtex ID [ID ...]   (rag/cli/explore.py)
 rag fetch openreview VENUE_ID [--out FILE] [--api-url URL] [--all-decisions] [--ingest]
+rag vectors build        the vectors and map shipped with the bundled corpus (rag/cli/vectors.py)
 
 This module is the parser, the dispatch and the commands above; what they read besides flags
 is rag/cli/inputs.py, how they print is rag/cli/output.py.
@@ -133,9 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-baselines", action="store_true", help="only our retriever")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(run=run_eval)
-    from rag.cli.explore import add_commands
+    from rag.cli import explore, vectors
 
-    add_commands(sub, common)
+    explore.add_commands(sub, common)
+    vectors.add_commands(sub, common)
 
     fetch = sub.add_parser(
         "fetch", parents=[common], help="download a venue's papers (OpenReview API v2) as JSONL"
@@ -224,10 +226,13 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     with progress_bar("papers") as bar, recording_build(settings, bar) as progress:
         report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
-    if report.added or report.updated:  # the topic map of the new generation, computed once
-        from rag.cli.explore import refresh_map
+        if report.chunks:
+            # The map of this generation: read if cached, else computed now. Also after an
+            # unchanged ingest, which may follow one killed before its map was written; and
+            # inside the build record, so `--if-needed` finishes such a build too.
+            from rag.cli.explore import refresh_map
 
-        refresh_map(settings)
+            refresh_map(settings)
     if args.json:
         print(json_line(report.as_dict()))
         return 0

@@ -321,15 +321,23 @@ def load_topic_map(
         report("reading the paper vectors", 0.0)
         if corpus is None or corpus.generation != generation:
             corpus = read_paper_vectors(index, generation)
-        texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers]
-        topic_map = compute_topic_map(
-            corpus.ids,
-            corpus.vectors,
-            texts,
-            method=method,
-            progress=report,
-            calibration=calibration_for(index.settings.embedding),
-        )
+        calibration = calibration_for(index.settings.embedding)
+        topic_map = None
+        if index.settings.embedding.bundled_vectors:  # the bundled corpus's map, shipped
+            from rag.explore.shipped_map import map_key, read_shipped_map
+
+            key = map_key(corpus, method, SEED, calibration.layout_weight)
+            topic_map = read_shipped_map(key)
+        if topic_map is None:
+            texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers]
+            topic_map = compute_topic_map(
+                corpus.ids,
+                corpus.vectors,
+                texts,
+                method=method,
+                progress=report,
+                calibration=calibration,
+            )
         topic_map.generation = generation
         try:
             write_cached_map(path, topic_map)

@@ -24,6 +24,13 @@ from rag.index.chunking import TokenCounter, chunk_paper
 from rag.index.disk_space import SpaceReserve, is_disk_full
 from rag.index.lock import ingest_lock
 from rag.index.papers import PaperIndex, paper_metadata
+from rag.index.shipped import (
+    StoredVectors,
+    chunk_vectors,
+    embed_with,
+    local_backend,
+    multilingual_vectors,
+)
 from rag.index.store import is_connection_error, store_error
 from rag.settings import Settings
 from rag.types import Chunk, Paper
@@ -40,6 +47,7 @@ class IngestReport:
     chunks: int = 0
     embedded_chunks: int = 0
     embedded_tokens: int = 0
+    stored_chunks: int = 0  # chunks given a shipped vector (rag.index.shipped), not embedded
     seconds: float = 0.0
     multilingual_embedded: int = 0  # papers given a multilingual vector (rag.index.multilingual)
     multilingual_seconds: float = 0.0
@@ -68,9 +76,14 @@ def build_index(
     counted: dict[str, int] = {}  # chunking measures each sentence more than once
 
     def count_tokens(texts: Sequence[str]) -> list[int]:
-        # The tokenizer is loaded only when something needs embedding.
+        # The tokenizer is loaded only when something needs chunking. The bundled MiniLM's is
+        # read on its own: asking the model for it would load (or first export) the encoder
+        # even when every vector is a shipped one.
         if not counter:
-            tokenizer = getattr(embeddings, "tokenizer", None) or load_tokenizer()
+            if local_backend(embeddings) is not None:
+                tokenizer = load_tokenizer()
+            else:
+                tokenizer = getattr(embeddings, "tokenizer", None) or load_tokenizer()
             counter.append(token_counter(tokenizer))
         missing = [t for t in dict.fromkeys(texts) if t not in counted]
         if missing:
@@ -78,12 +91,21 @@ def build_index(
         return [counted[t] for t in texts]
 
     index = PaperIndex.open(settings, embeddings, create=True)
-    report = ingest_papers(index, papers, count_tokens, rebuild=rebuild, progress=progress)
+    report = ingest_papers(
+        index,
+        papers,
+        count_tokens,
+        rebuild=rebuild,
+        progress=progress,
+        shipped=chunk_vectors(settings, embeddings),
+    )
     if settings.embedding.multilingual:
         from rag.index.multilingual import build_multilingual
 
         started = time.perf_counter()
-        report.multilingual_embedded = build_multilingual(index, rebuild=rebuild)
+        report.multilingual_embedded = build_multilingual(
+            index, rebuild=rebuild, shipped=multilingual_vectors(settings)
+        )
         report.multilingual_seconds = time.perf_counter() - started
     return report
 
@@ -94,8 +116,12 @@ def ingest_papers(
     count_tokens: TokenCounter,
     rebuild: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    shipped: StoredVectors | None = None,
 ) -> IngestReport:
-    """Store `papers`: new ones added, changed ones replaced, unchanged ones left alone."""
+    """Store `papers`: new ones added, changed ones replaced, unchanged ones left alone.
+
+    `shipped`: the vectors of `rag.index.shipped`, used for the chunks whose text they match.
+    """
     started = time.perf_counter()
     report = IngestReport()
     embedded = index.settings.store.mode == "embedded"
@@ -131,9 +157,10 @@ def ingest_papers(
                 report.removed = len(merged_away)
             for i in range(0, len(todo), PAPERS_PER_BATCH):
                 batch = todo[i : i + PAPERS_PER_BATCH]
-                chunks, tokens = _store_batch(index, batch, count_tokens)
+                chunks, tokens, reused = _store_batch(index, batch, count_tokens, shipped)
                 report.embedded_chunks += chunks
                 report.embedded_tokens += tokens
+                report.stored_chunks += reused
                 if progress:
                     progress(len(batch), len(papers))
             keyword = index.keyword_cache.saved()
@@ -187,8 +214,12 @@ def _stored_hashes(index: PaperIndex, ids: list[str]) -> dict[str, str]:
 
 
 def _store_batch(
-    index: PaperIndex, papers: list[Paper], count_tokens: TokenCounter
-) -> tuple[int, int]:
+    index: PaperIndex,
+    papers: list[Paper],
+    count_tokens: TokenCounter,
+    shipped: StoredVectors | None = None,
+) -> tuple[int, int, int]:
+    """Chunks embedded now, their word pieces, and chunks given a shipped vector instead."""
     per_paper = [
         chunk_paper(
             p,
@@ -200,7 +231,7 @@ def _store_batch(
     ]
     chunks = [c for cs in per_paper for c in cs]
     texts = [c.text for c in chunks]
-    vectors = np.asarray(index.embeddings.embed_documents(texts), dtype=np.float32)
+    vectors, computed = embed_with(index.embeddings, texts, shipped)
     ids = [p.id for p in papers]
     # Old chunks of changed papers, and any left by an interrupted run, go first.
     index.chunks.delete(where={"paper_id": {"$in": ids}})
@@ -221,7 +252,8 @@ def _store_batch(
             for p, cs in zip(papers, per_paper, strict=True)
         ],
     )
-    return len(chunks), sum(c.tokens for c in chunks)
+    tokens = sum(c.tokens for c, now in zip(chunks, computed, strict=True) if now)
+    return sum(computed), tokens, len(chunks) - sum(computed)
 
 
 def _add_chunks(

@@ -23,6 +23,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.errors import MultilingualError
 from rag.index.chunking import sentences
+from rag.index.shipped import StoredVectors, embed_with
 from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, LazyMultilingualEmbeddings
 from rag.types import Paper
 
@@ -101,10 +102,12 @@ class MultilingualIndex:
         self,
         papers: list[Paper],
         progress: Callable[[int, int], None] | None = None,
+        shipped: StoredVectors | None = None,
     ) -> int:
         """Embed the papers whose vector is missing or stale; drop vectors of removed papers.
 
-        Returns the number of papers embedded. Safe to interrupt: a re-run finishes the job.
+        Returns the number of papers embedded now (`shipped`, the vectors of
+        `rag.index.shipped`, give the others). Safe to interrupt: a re-run finishes the job.
         """
         collection = self.collection(create=True)
         assert collection is not None  # created if missing
@@ -119,9 +122,13 @@ class MultilingualIndex:
         for i in range(0, len(gone), 1000):
             collection.delete(ids=gone[i : i + 1000])
         todo = [p for p in papers if stored.get(p.id) != p.content_hash]
-        for i in range(0, len(todo), BATCH):
-            batch = todo[i : i + BATCH]
-            vectors = self.embeddings.embed_documents([paper_text(p) for p in batch])
+        embedded = 0
+        # Shipped vectors need no encoder: bigger batches, and USE is never loaded.
+        step = BATCH if shipped is None else 1000
+        for i in range(0, len(todo), step):
+            batch = todo[i : i + step]
+            vectors, computed = embed_with(self.embeddings, [paper_text(p) for p in batch], shipped)
+            embedded += sum(computed)
             collection.upsert(
                 ids=[p.id for p in batch],
                 embeddings=np.asarray(vectors, dtype=np.float32),
@@ -129,7 +136,7 @@ class MultilingualIndex:
             )
             if progress:
                 progress(i + len(batch), len(todo))
-        return len(todo)
+        return embedded
 
     def search(self, question: str, n: int, tiers: list[str] | None = None) -> dict[str, float]:
         """paper id -> cosine similarity of the question to that paper, best `n`."""
@@ -156,10 +163,11 @@ def build_multilingual(
     rebuild: bool = False,
     embeddings: Embeddings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    shipped: StoredVectors | None = None,
 ) -> int:
     """Bring the multilingual vectors of `index` (a PaperIndex) up to date with its papers.
 
-    Run after the English ingest, under the same lock; returns the papers embedded.
+    Run after the English ingest, under the same lock; returns the papers embedded now.
     """
     from rag.index.lock import ingest_lock
 
@@ -170,4 +178,4 @@ def build_multilingual(
     with ingest_lock(settings):
         if rebuild:
             target.drop()
-        return target.update(index.all_papers(), progress)
+        return target.update(index.all_papers(), progress, shipped)

@@ -1,0 +1,243 @@
+"""The vectors and topic map shipped with the bundled corpus (rag.index.shipped,
+rag.explore.shipped_map): true on this machine, used only where every key matches.
+
+The truth test recomputes a sample with the real models and needs cosine >= 0.995 with the
+stored vectors; when a model, backend or chunking change makes them stale it fails naming the
+command that rebuilds them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rag.cli.main import main
+from rag.corpus.loaders import load_papers
+from rag.corpus.seeds import load_corpus
+from rag.explore.shipped_map import MAP_FILE, map_key, read_shipped_map
+from rag.explore.topicmap import SEED, load_topic_map, map_path, read_cached_map
+from rag.index.chunking import chunk_paper, token_counter
+from rag.index.ingest import build_index
+from rag.index.multilingual import paper_text
+from rag.index.papers import PaperIndex
+from rag.index.shipped import (
+    MULTILINGUAL_FILE,
+    REBUILD,
+    chunk_file,
+    chunk_key,
+    chunk_vectors,
+    multilingual_key,
+    multilingual_vectors,
+    read_stored,
+)
+from rag.index.vectors import read_paper_vectors
+from rag.models.minilm import LocalEmbeddings, load_tokenizer
+from rag.retrieval.calibration import calibration_for
+from rag.settings import BUNDLED_CORPUS, SEED_FILES, Settings, get_settings, with_overrides
+from tests.helpers import CORPUS_JSONL, ROOT, make_settings, read_jsonl
+
+DEFAULTS = get_settings()
+BACKEND = DEFAULTS.embedding.backend
+
+
+def stale(what: str) -> str:
+    return f"the shipped {what} are stale: rebuild them with {REBUILD} and commit data/iclr2025/"
+
+
+@pytest.fixture(scope="module")
+def bundled_chunks() -> list[str]:
+    count = token_counter(load_tokenizer())
+    chunking = DEFAULTS.chunking
+    return [
+        c.text
+        for p in load_corpus([BUNDLED_CORPUS]).papers
+        for c in chunk_paper(p, count, chunking.max_tokens, chunking.overlap_sentences)
+    ]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    return np.asarray((a * b).sum(axis=1))
+
+
+@pytest.mark.slow  # 60 chunks and 20 papers embedded with the real models
+def test_the_shipped_vectors_are_what_the_models_compute_here(
+    bundled_chunks: list[str], embeddings: LocalEmbeddings
+) -> None:
+    stored = read_stored(chunk_file(BACKEND))
+    assert stored is not None, f"{chunk_file(BACKEND)} missing: {stale('vectors')}"
+    assert stored.key == chunk_key(DEFAULTS, BACKEND), stale("chunk vectors")
+    found = stored.lookup(bundled_chunks)
+    missing = sum(v is None for v in found)
+    assert missing == 0, f"{missing} bundled chunks have no vector: {stale('vectors')}"
+    sample = random.Random(24).sample(range(len(bundled_chunks)), 60)
+    here = np.asarray(embeddings.embed_documents([bundled_chunks[i] for i in sample]))
+    similarity = cosines(here, np.stack([found[i] for i in sample]))  # type: ignore[misc]
+    assert similarity.min() >= 0.995, f"cosine {similarity.min():.4f}: {stale('vectors')}"
+
+    from rag.models.multilingual import MultilingualEmbeddings
+
+    multilingual = read_stored(MULTILINGUAL_FILE)
+    assert multilingual is not None and multilingual.key == multilingual_key(), stale(
+        "multilingual vectors"
+    )
+    texts = [paper_text(p) for p in load_corpus([BUNDLED_CORPUS]).papers]
+    picked = random.Random(24).sample(texts, 20)
+    stored_rows = multilingual.lookup(picked)
+    assert all(v is not None for v in stored_rows), stale("multilingual vectors")
+    here = np.asarray(MultilingualEmbeddings().embed_documents(picked))
+    similarity = cosines(here, np.stack(stored_rows))  # type: ignore[arg-type]
+    assert similarity.min() >= 0.995, f"cosine {similarity.min():.4f}: {stale('vectors')}"
+
+
+def test_the_shipped_files_are_small_and_in_the_wheel_s_data() -> None:
+    for path in (chunk_file(BACKEND), MULTILINGUAL_FILE, MAP_FILE):
+        assert path.parent == BUNDLED_CORPUS and path.stat().st_size < 4e6, path
+    tracked = subprocess.run(
+        ["git", "ls-files", "data/iclr2025"], cwd=ROOT, capture_output=True, text=True
+    )
+    if tracked.returncode == 0:  # a checkout: a fresh clone must have them
+        for path in (chunk_file(BACKEND), MULTILINGUAL_FILE, MAP_FILE):
+            assert str(path.relative_to(ROOT)) in tracked.stdout.split(), f"{path} not committed"
+
+
+def test_shipped_vectors_are_used_only_when_every_key_matches(embeddings: Any) -> None:
+    assert chunk_vectors(DEFAULTS, embeddings) is not None
+    assert multilingual_vectors(DEFAULTS) is not None
+    off = with_overrides(DEFAULTS, {"embedding": {"bundled_vectors": False}})
+    assert chunk_vectors(off, embeddings) is None and multilingual_vectors(off) is None
+    other_chunks = with_overrides(DEFAULTS, {"chunking": {"max_tokens": 128}})
+    assert chunk_vectors(other_chunks, embeddings) is None
+    other_backend = LocalEmbeddings(backend="torch")  # the model is loaded only when used
+    assert chunk_vectors(DEFAULTS, other_backend) is None
+
+    class OtherModel:  # any embeddings but the bundled MiniLM
+        name = "all-MiniLM-L6-v2"
+        backend = BACKEND
+
+    assert chunk_vectors(DEFAULTS, OtherModel()) is None  # type: ignore[arg-type]
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    return path
+
+
+class Recording(LocalEmbeddings):
+    """The bundled MiniLM, recording what it is asked to embed."""
+
+    texts: list[str]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts = [*getattr(self, "texts", []), *texts]
+        return super().embed_documents(texts)
+
+
+@pytest.mark.slow  # the papers embedded once with the shipped vectors off
+def test_an_ingest_takes_shipped_vectors_and_computes_an_edited_abstract(
+    tmp_path: Path, bundled_chunks: list[str]
+) -> None:
+    records = read_jsonl(CORPUS_JSONL)[:12]
+    records[3] = records[3] | {"abstract": records[3]["abstract"] + " We also edited this."}
+    path = write_jsonl(tmp_path / "papers.jsonl", records)
+    edited = {
+        c.text
+        for p in load_papers([path])
+        if p.id == records[3]["id"]
+        for c in chunk_paper(p, token_counter(load_tokenizer()), 256, 1)
+    } - set(bundled_chunks)
+    assert edited  # the chunks with the added sentence: no shipped vector
+    single = {"multilingual": False}
+    shipped = make_settings(tmp_path / "shipped", embedding=single)
+    recorder = Recording()
+    report = build_index(shipped, [path], embeddings=recorder)
+    assert sorted(recorder.texts) == sorted(edited)  # only the edited paper's chunks embedded
+    assert report.embedded_chunks == len(edited)
+    assert report.stored_chunks == report.chunks - len(edited) > 0
+    off = make_settings(tmp_path / "computed", embedding=single | {"bundled_vectors": False})
+    recorder = Recording()
+    computed = build_index(off, [path], embeddings=recorder)
+    assert (computed.stored_chunks, computed.embedded_chunks) == (0, computed.chunks)
+    assert len(recorder.texts) == computed.chunks == report.chunks
+
+    def chunks(settings: Settings) -> dict[str, np.ndarray]:
+        got = PaperIndex.open(settings, recorder).chunks.get(include=["embeddings"])
+        return dict(zip(got["ids"], np.asarray(got["embeddings"]), strict=True))
+
+    a, b = chunks(shipped), chunks(off)
+    assert a.keys() == b.keys()
+    ids = sorted(a)
+    assert cosines(np.stack([a[i] for i in ids]), np.stack([b[i] for i in ids])).min() >= 0.995
+
+
+@pytest.mark.slow  # the 2,123-paper index (built from the shipped vectors)
+def test_the_first_map_of_the_bundled_corpus_is_the_shipped_one(
+    corpus_settings: Settings, embeddings: LocalEmbeddings, tmp_path: Path, monkeypatch: Any
+) -> None:
+    import rag.explore.topicmap as topicmap
+
+    index = PaperIndex.open(corpus_settings, embeddings)
+    corpus = read_paper_vectors(index)
+    weight = calibration_for(corpus_settings.embedding).layout_weight
+    shipped = read_shipped_map(map_key(corpus, "tsne", SEED, weight))
+    assert shipped is not None, stale("topic map")
+    assert shipped.paper_ids == corpus.ids
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the map was computed")
+
+    monkeypatch.setattr(topicmap, "compute_topic_map", refuse)
+    map_path(corpus_settings).unlink(missing_ok=True)
+    first = load_topic_map(index)
+    assert first.as_json() == shipped.as_json()
+    assert first.generation == index.current_generation()
+    assert read_cached_map(map_path(corpus_settings), first.generation) is not None
+    off = with_overrides(corpus_settings, {"embedding": {"bundled_vectors": False}})
+    map_path(off).unlink()
+    with pytest.raises(AssertionError, match="computed"):
+        load_topic_map(PaperIndex.open(off, embeddings))
+
+
+@pytest.mark.slow  # two `rag ingest` processes
+def test_a_kill_9_before_the_map_is_repaired_by_the_next_ingest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, item 15: killed between the English ingest and the map, the next ingest
+    (plain, or `--if-needed` as `make run` runs it) still writes the map."""
+    index_dir = tmp_path / "index"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env |= {"RAG_EMBEDDING__MULTILINGUAL": "false", "PYTHONPATH": str(ROOT)}
+    die_before_the_map = (
+        "import os, signal, sys\n"
+        "import rag.cli.explore as e\n"
+        "e.refresh_map = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from rag.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    seeds = [str(p) for p in SEED_FILES]
+    command = [sys.executable, "-c", die_before_the_map, "ingest", *seeds]
+    command += ["--index", str(index_dir)]
+    killed = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    settings = make_settings(index_dir, embedding={"multilingual": False})
+    path = map_path(settings)
+    assert not path.exists()
+    for name, value in env.items():
+        if name.startswith("RAG_"):
+            monkeypatch.setenv(name, value)
+    for flags in (["--if-needed"], []):  # as `make run` runs it (the build record is left)
+        path.unlink(missing_ok=True)
+        assert main(["ingest", *seeds, "--index", str(index_dir), *flags]) == 0
+        generation = PaperIndex.open(settings, LocalEmbeddings()).current_generation()
+        topic_map = read_cached_map(path, generation)
+        assert topic_map is not None and len(topic_map) == 38
