@@ -55,6 +55,11 @@ class CitedAnswer:
     offline: bool = False
     refusal: str = ""  # when abstained: the refusal's text, without the nearest titles
     nearest: list[RetrievedPaper] = field(default_factory=list)  # when abstained
+    # A model's answer (rag.answer.grounding): "cited" by its first reply, "reasked" (cited
+    # when asked again), "fallback" (it never cited: the offline answer); "" without a model.
+    grounding: str = ""
+    note: str = ""  # the one line saying why a fallback is shown
+    uncited: int = 0  # the model's sentences with no marker
 
     def as_json(self) -> dict[str, Any]:
         """The `rag ask --json` object."""
@@ -91,6 +96,9 @@ class CitedAnswer:
                 {"n": n, "paper_id": s.paper.id, "title": s.paper.title}
                 for n, s in enumerate(self.nearest, start=1)
             ],
+            "grounding": self.grounding,
+            "note": self.note,
+            "uncited": self.uncited,
         }
 
 
