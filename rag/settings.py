@@ -162,7 +162,16 @@ class LLMSettings(Section):
     api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the API key.")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     timeout: float = Field(60.0, gt=0, le=600, description="Seconds per request.")
-    max_tokens: int = Field(700, ge=16, le=32768)
+    max_tokens: int = Field(
+        700, ge=16, le=32768, description="Reply limit, sent as the field the server reads."
+    )
+    context_window: int = Field(
+        8192,
+        ge=512,
+        le=2_000_000,
+        description="Tokens the model reads and writes; the prompt is cut to fit (or the "
+        "server's own figure if smaller).",
+    )
     max_retries: int = Field(3, ge=0, le=10, description="Retries on 429 and 5xx.")
 
     @field_validator("base_url")

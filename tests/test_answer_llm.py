@@ -258,7 +258,7 @@ def test_metadata_follow_up_is_answered_from_the_records_without_the_model(
 
 
 def test_no_rewrite_without_history(srv: OpenAIServer, assistant: Assistant) -> None:
-    srv.script("Smoothing [1].")
+    srv.script("Rotated Runtime Smooth smooths channel-wise outliers at runtime [1].")
     result = answer(INT4, [], assistant=assistant)
     assert len(srv.requests) == 1 and result.standalone_question == INT4
 
@@ -466,6 +466,7 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     assert list(printed) == [
         *["answer", "abstained", "model", "citations", "unsupported", "sources"],
         *["refusal", "nearest"],  # added later, after the original fields
+        *["grounding", "note", "uncited"],  # and then these (rag.answer.grounding)
     ]
     assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == "openai:gpt-test" and printed["abstained"] is False

@@ -120,7 +120,10 @@ def test_cli_conversation_follow_up_on_the_seeds(
     (alone,) = json.loads(lines[1])["turns"]
     assert first == alone  # each line is a conversation of its own
     assert list(first)[:5] == ["question", "answer", "abstained", "model", "citations"]
-    assert list(first)[-3:] == ["sources", "refusal", "nearest"]  # the last two added later
+    assert list(first)[-8:] == [  # the fields added later, after the first five
+        *["sources", "refusal", "nearest", "scope_note", "compare"],
+        *["grounding", "note", "uncited"],
+    ]
     second = first["sources"][1]["paper_id"]
     assert {c["paper_id"] for c in follow_up["citations"]} == {second}
     assert follow_up["sources"][0]["paper_id"] == second

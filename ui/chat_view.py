@@ -4,12 +4,14 @@ feedback), and the example questions an empty chat offers.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import traceback
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -248,13 +250,36 @@ def show_reply(
     show_feedback(turn, settings.ui.feedback_path)
 
 
-def text_pieces(stream: Iterator[str | CitedAnswer], result: list[CitedAnswer]) -> Iterator[str]:
-    """The streamed text, escaped; the final CitedAnswer goes into `result`."""
+# A marker still open at the end of the streamed text ("[1", "[1, 2]"): held back until more
+# text follows, so the stream never shows it half-made ("[1](streamdown:incomplete-link)").
+_OPEN_MARKER = re.compile(r"\[[\d,;\s\-–]*\]?$")
+
+
+def text_pieces(
+    stream: Iterator[str | CitedAnswer], result: list[CitedAnswer], waiting: Any = None
+) -> Iterator[str]:
+    """The streamed text, escaped; the final CitedAnswer goes into `result`. `waiting` (a
+    placeholder saying the model is reading) is cleared when the first text arrives."""
+    held = ""
     for item in stream:
+        if waiting is not None:
+            waiting.empty()
+            waiting = None
         if isinstance(item, str):
-            yield escape_answer(item)
+            text = held + item
+            match = _OPEN_MARKER.search(text)
+            held = match.group(0) if match else ""
+            if text[: len(text) - len(held)]:
+                yield escape_answer(text[: len(text) - len(held)])
         else:
             result.append(item)
+    if held:
+        yield escape_answer(held)
+
+
+def page_error(message: str) -> str:
+    """An error as the page's reader can act on it: the model menu, not a command-line flag."""
+    return message.replace("use --config offline", "choose Offline in the model menu")
 
 
 def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settings) -> None:
@@ -273,6 +298,8 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
         slot = st.empty()
         try:
             with slot.container():
+                waiting = st.empty()  # the model reads the prompt before it writes (15-20 s)
+                waiting.caption(f"Reading up to {k} sources…")
                 stream = stream_answer(
                     question,
                     past,
@@ -282,9 +309,9 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
                     previous=previous,
                     about=about,
                 )
-                st.write_stream(text_pieces(stream, result))
+                st.write_stream(text_pieces(stream, result, waiting))
         except (AnswerError, StoreError) as e:
-            turn.error = redact(str(e), settings)
+            turn.error = page_error(redact(str(e), settings))
         except Exception as e:  # the user gets one line; the traceback goes to the log
             print(redact(traceback.format_exc(), settings), file=sys.stderr)
             turn.error = redact(

@@ -4,13 +4,16 @@
     -> [ModelChoice("configured", "openai:gpt-4o-mini"), ModelChoice("offline", ...), ...]
 
 A preset is a model preset when it sets only `[llm]` (offline.toml, openai.toml,
-local-server.toml). One that needs an API key is offered only when the key's variable is set;
-the key itself is never read here. Choosing one replaces the configured `[llm]` model and server
+local-server.toml); one whose server does not accept a connection is marked unavailable. One
+that needs an API key is offered only when the key's variable is set; the key itself is never
+read here. Choosing one replaces the configured `[llm]` model and server
 and keeps the rest (timeouts, retries), so settings still come from config files.
 """
 
 from __future__ import annotations
 
+import socket
+import time
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +26,9 @@ from rag.settings import Settings, preset_names, resolve_config_path, with_overr
 from rag.types import OFFLINE_MODEL
 
 CONFIGURED = "configured"
+PROBE_SECONDS = 0.5  # a server on this machine answers a connection at once
+PROBE_KEPT = 30.0  # seconds a probe's result is reused (the menu is drawn on every rerun)
+_probed: dict[str, tuple[float, bool]] = {}
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,25 @@ def model_label(settings: Settings) -> str:
         return "Offline: quoted extracts"
     server = display_url(settings.llm.base_url or "")
     return f"{model} at {server}" if server else model
+
+
+def server_answers(base_url: str) -> bool:
+    """Whether anything accepts a connection at `base_url`'s host and port (a short probe)."""
+    from urllib.parse import urlsplit
+
+    now = time.monotonic()
+    kept = _probed.get(base_url)
+    if kept is not None and now - kept[0] < PROBE_KEPT:
+        return kept[1]
+    url = urlsplit(base_url)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=PROBE_SECONDS):
+            answers = True
+    except (OSError, ValueError):
+        answers = False
+    _probed[base_url] = (now, answers)
+    return answers
 
 
 def _llm_preset(name: str) -> dict[str, Any] | None:
@@ -74,6 +99,8 @@ def model_choices(settings: Settings, environ: Mapping[str, str]) -> list[ModelC
         if needs_key and not environ.get(chosen.llm.api_key_env, "").strip():
             continue
         label = model_label(chosen)
+        if chosen.llm.base_url and not server_answers(chosen.llm.base_url):
+            label += " (unavailable: its server does not answer)"
         if label not in seen:
             seen.add(label)
             choices.append(ModelChoice(name, label, chosen))

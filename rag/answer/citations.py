@@ -60,6 +60,11 @@ class CitedAnswer:
     scope_note: str = ""
     # "compare them": the source numbers the comparison table is built from (2-4).
     compare: tuple[int, ...] = ()
+    # A model's answer (rag.answer.grounding): "cited" by its first reply, "reasked" (cited
+    # when asked again), "fallback" (it never cited: the offline answer); "" without a model.
+    grounding: str = ""
+    note: str = ""  # the one line saying why a fallback is shown
+    uncited: int = 0  # the model's sentences with no marker
 
     def as_json(self) -> dict[str, Any]:
         """The `rag ask --json` object."""
@@ -98,6 +103,9 @@ class CitedAnswer:
             ],
             "scope_note": self.scope_note,
             "compare": list(self.compare),
+            "grounding": self.grounding,
+            "note": self.note,
+            "uncited": self.uncited,
         }
 
 

@@ -20,7 +20,7 @@ are never changed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,23 +30,25 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.extractive import ExtractiveOptions, extractive_answer
 from rag.answer.followup import follow_up
-from rag.answer.markers import check_citations
-from rag.answer.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
+from rag.answer.model_reply import checked_answer, fit_prompt
+from rag.answer.prompts import answer_messages, rewrite_messages
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
-from rag.answer.support import best_quotes
-from rag.errors import AnswerError, ModelError, StoreError
+from rag.answer.rewrite_check import accepted, needs_rewrite
+from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
 from rag.lang.messages import MESSAGES, question_language
 from rag.models import budget as llm_budget
 from rag.models.budget import Budget
+from rag.models.context import is_context_error
 from rag.models.factory import make_chat_model, model_error_message
 from rag.retrieval.retriever import open_retriever
 from rag.settings import Settings
-from rag.types import NEAREST_SHOWN, Filters, Paper, RetrievedPaper
+from rag.types import Filters, Paper, RetrievedPaper
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
 
 # The types from rag.answer.citations and rag.answer.assistant too: callers import them from here.
 __all__ = [
@@ -120,11 +122,21 @@ def answer(
         return turn.result
     if assistant.chat_model is None:
         return _offline(turn, assistant)
+    model = assistant.chat_model
+
+    def ask(messages: list[BaseMessage]) -> str:
+        return _text(llm_budget.invoke(model, messages, budget).content)
+
     try:
-        reply = llm_budget.invoke(assistant.chat_model, turn.messages, budget)
+        try:
+            text = ask(turn.messages)
+        except Exception as e:
+            if not (is_context_error(e) and _refit(turn, question, previous, assistant, e)):
+                raise
+            text = ask(turn.messages)  # once more with fewer sources
     except Exception as e:
         raise _model_error(e, assistant, question) from None
-    return _finish(turn, _text(reply.content), assistant)
+    return checked_answer(turn, text, assistant, ask, lambda: _offline(turn, assistant))
 
 
 def stream_answer(
@@ -146,17 +158,42 @@ def stream_answer(
         yield from _pieces(turn.result.answer)
         yield turn.result
         return
-    assert assistant.chat_model is not None
+    model = assistant.chat_model
+    assert model is not None
+
+    def ask(messages: list[BaseMessage]) -> str:  # the second try, read whole (and streamed)
+        return "".join(_text(c.content) for c in llm_budget.stream(model, messages, budget))
+
     parts: list[str] = []
     try:
-        for chunk in llm_budget.stream(assistant.chat_model, turn.messages, budget):
-            piece = _text(chunk.content)
-            if piece:
-                parts.append(piece)
-                yield piece
+        for attempt in (1, 2):
+            try:
+                for chunk in llm_budget.stream(model, turn.messages, budget):
+                    piece = _text(chunk.content)
+                    if piece:
+                        parts.append(piece)
+                        yield piece
+                break
+            except Exception as e:
+                refit = attempt == 1 and not parts and is_context_error(e)
+                if not (refit and _refit(turn, question, previous, assistant, e)):
+                    raise
     except Exception as e:
         raise _model_error(e, assistant, question) from None
-    yield _finish(turn, "".join(parts), assistant)
+    yield checked_answer(turn, "".join(parts), assistant, ask, lambda: _offline(turn, assistant))
+
+
+def _refit(
+    turn: Turn,
+    question: str,
+    previous: CitedAnswer | None,
+    assistant: Assistant,
+    refused: Exception,
+) -> bool:
+    """After a context-length refusal: the prompt again, fitted to the server's window."""
+    shown = previous.sources if previous is not None and not previous.abstained else []
+    papers = [s.paper for s in shown]
+    return fit_prompt(turn, assistant, question.strip(), papers, refused=refused)
 
 
 def _prepare(
@@ -190,7 +227,10 @@ def _prepare(
     else:
         standalone = _standalone(text, turns, assistant, question, budget, shown_papers)
     if reference is not None:
-        return follow_up(question, text, standalone, reference, shown, cited, assistant, filters)
+        turn = follow_up(question, text, standalone, reference, shown, cited, assistant, filters)
+        if turn.messages:
+            fit_prompt(turn, assistant, text, shown_papers)
+        return turn
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = Turn(question, standalone, sources)
     unknown = assistant.retriever.names.unknown_name(standalone)
@@ -203,6 +243,7 @@ def _prepare(
         return turn
     if assistant.chat_model is not None:
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
+        fit_prompt(turn, assistant, text, shown_papers)
     return turn
 
 
@@ -229,12 +270,16 @@ def _standalone(
         return question
     if assistant.chat_model is None:
         return offline_standalone(question, turns)
+    if not needs_rewrite(question):  # already standalone: nothing to rewrite
+        return question
     try:
         messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
         reply = llm_budget.invoke(assistant.chat_model, messages, budget)
     except Exception as e:
         raise _model_error(e, assistant, original) from None
-    return _clean_rewrite(_text(reply.content)) or question
+    rewritten = _clean_rewrite(_text(reply.content))
+    titles = [p.title for p in previous or ()]
+    return accepted(rewritten, question, turns, titles) or question
 
 
 def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
@@ -308,56 +353,6 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             compare=turn.compare,
         )
     )
-
-
-def _finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
-    if not text.strip():
-        raise AnswerError(
-            f"The language model failed: {assistant.model} returned an empty answer. Your "
-            "question and the chat are kept; ask again, or use --config offline.",
-            turn.question,
-        )
-    citable = turn.citable if turn.citable is not None else len(turn.sources)
-    checked = check_citations(text, set(range(1, citable + 1)))
-    papers = {n: turn.sources[n - 1].paper for n in checked.cited}
-    quotes = best_quotes(
-        checked.text,
-        papers,
-        assistant.sentence_embeddings,
-        fallback_claim=turn.standalone,
-        idf=_corpus_idf(assistant),
-        # The floor was measured with the bundled English model's similarities.
-        measure_support=assistant.settings.embedding.provider == "local",
-        calibration=assistant.retriever.calibration,
-    )
-    ordered = [quotes[n] for n in checked.cited if n in quotes]
-    result = numbered(
-        CitedAnswer(
-            question=turn.question,
-            standalone_question=turn.standalone,
-            answer=checked.text.strip(),
-            citations=cite(ordered, turn.sources),
-            sources=turn.sources,
-            abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
-            model=assistant.model,
-            dropped_citations=checked.dropped,
-            offline=False,
-            scope_note=turn.scope_note,
-            compare=turn.compare,
-        )
-    )
-    if result.abstained:  # the model's own refusal: all of its text; the closest papers
-        result.refusal = result.answer
-        result.nearest = result.sources[:NEAREST_SHOWN]
-    return result
-
-
-def _corpus_idf(assistant: Assistant) -> Callable[[str], float] | None:
-    """How rare a term is in the index (what the support floor was measured with)."""
-    try:
-        return assistant.retriever.index.keyword_index().idf
-    except StoreError:  # the store went away after retrieval: rarity among the abstract's own
-        return None
 
 
 def _pieces(text: str) -> Iterator[str]:

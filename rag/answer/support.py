@@ -107,7 +107,7 @@ def best_quotes(
     text: str,
     papers: dict[int, Paper],
     embeddings: Embeddings,
-    fallback_claim: str = "",
+    fallback_claim: str | None = "",
     idf: Callable[[str], float] | None = None,
     measure_support: bool = True,
     calibration: Calibration = MINILM,
@@ -120,12 +120,15 @@ def best_quotes(
     `measure_support` False (embeddings other than the bundled English model's, on which the
     floor was measured) leaves support unmeasured, as does a claim that is not in English
     (one that is mostly English is measured on its Latin part: `rag.lang.gloss.english_part`).
-    `calibration` gives the weight of shared terms and the floor.
+    `calibration` gives the weight of shared terms and the floor. `fallback_claim` None: a
+    marker with no sentence of its own gets no quote.
     """
     by_number: dict[int, list[str]] = {}
     for claim in claims(text):
         for n in claim.numbers:
             if n in papers:
+                if not claim.text and fallback_claim is None:
+                    continue  # a bare marker: no claim to support (the model's answers)
                 said = claim.text or fallback_claim or text
                 # Judged on what the English model can read of it: a mostly English claim
                 # without its few Chinese letters; a Chinese claim stays as it is (unmeasured).

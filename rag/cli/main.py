@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from rag.cli.inputs import open_index, questions_from, read_conversations
+from rag.cli.ask import run_ask
+from rag.cli.inputs import open_index, questions_from
 from rag.cli.output import (
     json_line,
     paper_fields,
     progress_bar,
     ranked_line,
     say,
-    say_answer,
     terminal_text,
 )
 from rag.errors import RagError, UsageError
@@ -370,58 +370,6 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     if args.ingest:
         args.paths, args.rebuild, args.json, args.if_needed = [out], False, False, False
         return run_ingest(args, settings)
-    return 0
-
-
-def run_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.answer.pipeline import answer, open_assistant
-
-    if args.conversation is not None:
-        return run_conversations(args, settings)
-    questions = list(questions_from(args))
-    assistant = open_assistant(settings)
-    for question in questions:
-        result = answer(question, assistant=assistant)
-        if args.json:
-            row = result.as_json()
-            row = {"question": question, **row} if args.batch else row
-            print(json_line(row))
-            continue
-        if args.batch:
-            say(f"## {question}")
-        say_answer(result)
-        say("\n" if args.batch else "", end="")
-    return 0
-
-
-def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
-    """Each line's questions asked in turn, each follow-up seeing the answers before it."""
-    from rag.answer.pipeline import CitedAnswer, answer, open_assistant
-
-    if args.question is not None or args.batch is not None:
-        raise UsageError("give either a QUESTION, --batch FILE or --conversation FILE")
-    conversations = read_conversations(args.conversation)
-    assistant = open_assistant(settings)
-    for number, questions in enumerate(conversations, start=1):
-        history: list[dict[str, str]] = []
-        previous: CitedAnswer | None = None
-        turns = []
-        if not args.json:
-            say(f"# Conversation {number}")
-        for question in questions:
-            result = answer(question, history, assistant=assistant, previous=previous)
-            history += [
-                {"role": "user", "content": question},
-                {"role": "assistant", "content": result.answer},
-            ]
-            previous = result
-            turns.append({"question": question, **result.as_json()})
-            if not args.json:
-                say(f"## {question}")
-                say_answer(result)
-                say()
-        if args.json:
-            print(json_line({"turns": turns}))
     return 0
 
 

@@ -15,6 +15,7 @@ from rag.types import OFFLINE_MODEL
 __all__ = [
     "chat_model_name",
     "embeddings_name",
+    "is_openai_api",
     "make_chat_model",
     "make_embeddings",
     "model_error_message",
@@ -97,6 +98,11 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
         # rag.models.budget retries within llm.timeout, the total for one answer.
         "max_retries": 0,
     }
+    if provider == "openai" and not is_openai_api(settings.base_url):
+        # langchain-openai sends the limit as max_completion_tokens, which OpenAI-compatible
+        # servers (llama.cpp, llama-cpp-python 0.3.36) ignore: they read max_tokens.
+        del kwargs["max_tokens"]
+        kwargs["extra_body"] = {"max_tokens": settings.max_tokens}
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
     if provider == "openai":
@@ -112,6 +118,14 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
         return init_chat_model(model, model_provider=provider, **kwargs)
     except (ImportError, ValueError) as e:
         raise ModelError(f"llm.model = {name!r}: {e}") from None
+
+
+def is_openai_api(base_url: str | None) -> bool:
+    """True for OpenAI's own API (no base_url, or api.openai.com), which reads
+    max_completion_tokens; every other OpenAI-compatible server reads max_tokens."""
+    from urllib.parse import urlsplit
+
+    return not base_url or (urlsplit(base_url).hostname or "").endswith("api.openai.com")
 
 
 def model_error_message(error: Exception, settings: LLMSettings, model: str) -> str:

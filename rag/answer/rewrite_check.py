@@ -1,0 +1,69 @@
+"""The rewrite step, checked: asked only when needed, its output taken only when it is a question.
+
+A small model asked to make a follow-up standalone has returned a source-list line
+("[1] ZETA ..."), a copy of the previous answer, the previous question, or untranslated text;
+searching with that answers another question. So the step is skipped for a question that
+already stands alone, and its output is used only when it is one question of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rag.answer.markers import MARKER
+from rag.lang.gloss import language
+
+# Words that point outside the question: pronouns, ordinals, references to earlier turns.
+_REFERS = re.compile(
+    r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
+    r"\b(?:it|its|it's|they|them|their|theirs|this|that|these|those|he|she|his|her|"
+    r"former|latter|above|previous|earlier|same|both|either|neither|"
+    r"first|second|third|fourth|fifth|last|next|other|another|one|ones)\b|"
+    r"\b(?:the (?:paper|method|model|approach|work|study|technique|benchmark|dataset))\b|"
+    r"\[\s*\d+",
+    re.IGNORECASE,
+)
+MAX_REWRITE_WORDS = 60
+
+
+def needs_rewrite(question: str) -> bool:
+    """A question that may lean on the conversation: a pronoun, ordinal or reference, or
+    text not in English (rewritten into an English search query)."""
+    return language(question) != "en" or bool(_REFERS.search(question))
+
+
+def accepted(
+    rewritten: str,
+    question: str,
+    turns: Sequence[tuple[str, str]],
+    previous_titles: Sequence[str] = (),
+) -> str | None:
+    """`rewritten` if it is one standalone question of its own, else None (use `question`).
+
+    Refused: empty, several lines or questions, a source line ("[1] Title"), a copy of an
+    earlier answer or question, a previous title on its own, or still not English when the
+    question was not.
+    """
+    text = " ".join(rewritten.split())
+    if not text or len(text.split()) > MAX_REWRITE_WORDS:
+        return None
+    if MARKER.search(text) or re.match(r"^\s*(?:\d+[.)]|[-*•])\s", rewritten):
+        return None
+    if text.count("?") > 1 or len(rewritten.strip().splitlines()) > 1:
+        return None
+    key = _key(text)
+    if key != _key(question):
+        for role, content in turns:
+            said = _key(content)
+            if key == said or (role == "assistant" and len(key) > 20 and key in said):
+                return None
+    if any(key == _key(title) for title in previous_titles):
+        return None
+    if language(question) != "en" and language(text) != "en":
+        return None
+    return text
+
+
+def _key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())

@@ -1,0 +1,125 @@
+"""`rag ask`: one question, a batch of them, or conversations, each answer streamed.
+
+Streamed so that a timeout closes the connection and the server stops generating (an
+abandoned plain request keeps a local server busy for the next question). In a batch or a
+conversation a failed question prints its own line with an "error" and the rest go on; the
+exit code says that some failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from rag.cli.inputs import questions_from, read_conversations
+from rag.cli.output import json_line, say, say_answer, terminal_text
+from rag.common.redact import redact
+from rag.errors import RagError, UsageError
+from rag.settings import Settings
+
+if TYPE_CHECKING:
+    from rag.answer.pipeline import Assistant, CitedAnswer
+
+EXIT_SOME_FAILED = 2
+
+
+def streamed_answer(
+    question: str,
+    assistant: Assistant,
+    history: list[dict[str, str]] | None = None,
+    previous: CitedAnswer | None = None,
+) -> CitedAnswer:
+    """The final, checked answer of `stream_answer` (the pieces before it are not printed:
+    the checked text renumbers the markers)."""
+    from rag.answer.pipeline import CitedAnswer, stream_answer
+
+    for piece in stream_answer(question, history or (), assistant=assistant, previous=previous):
+        if isinstance(piece, CitedAnswer):
+            return piece
+    raise AssertionError("stream_answer ends with the answer")  # pragma: no cover
+
+
+def run_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.answer.pipeline import open_assistant
+
+    if args.conversation is not None:
+        return run_conversations(args, settings)
+    questions = list(questions_from(args))
+    assistant = open_assistant(settings)
+    failed = 0
+    for question in questions:
+        try:
+            result = streamed_answer(question, assistant)
+        except RagError as e:
+            if not args.batch:
+                raise
+            failed += 1
+            _say_error(args, question, e, settings)
+            continue
+        if args.json:
+            row = result.as_json()
+            row = {"question": question, **row} if args.batch else row
+            print(json_line(row))
+            continue
+        if args.batch:
+            say(f"## {question}")
+        say_answer(result)
+        say("\n" if args.batch else "", end="")
+    return EXIT_SOME_FAILED if failed else 0
+
+
+def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
+    """Each line's questions asked in turn, each follow-up seeing the answers before it."""
+    from rag.answer.pipeline import open_assistant
+
+    if args.question is not None or args.batch is not None:
+        raise UsageError("give either a QUESTION, --batch FILE or --conversation FILE")
+    conversations = read_conversations(args.conversation)
+    assistant = open_assistant(settings)
+    failed = 0
+    for number, questions in enumerate(conversations, start=1):
+        history: list[dict[str, str]] = []
+        previous: CitedAnswer | None = None
+        turns: list[dict[str, Any]] = []
+        if not args.json:
+            say(f"# Conversation {number}")
+        for question in questions:
+            try:
+                result = streamed_answer(question, assistant, history, previous)
+            except RagError as e:  # this turn failed: the others are kept, the next go on
+                failed += 1
+                turns.append({"question": question, "error": _message(e, settings)})
+                if not args.json:
+                    say(f"## {question}")
+                    _say_error(args, question, e, settings)
+                continue
+            history += [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": result.answer},
+            ]
+            previous = result
+            turns.append({"question": question, **result.as_json()})
+            if not args.json:
+                say(f"## {question}")
+                say_answer(result)
+                say()
+        if args.json:
+            print(json_line({"turns": turns}))
+    return EXIT_SOME_FAILED if failed else 0
+
+
+def _message(error: Exception, settings: Settings) -> str:
+    return terminal_text(redact(str(error), settings))
+
+
+def _say_error(
+    args: argparse.Namespace, question: str, error: Exception, settings: Settings
+) -> None:
+    if args.json and not args.conversation:
+        print(json_line({"question": question, "error": _message(error, settings)}))
+    elif not args.conversation:
+        say(f"## {question}")
+        print(f"error: {_message(error, settings)}", file=sys.stderr)
+    else:
+        print(f"error: {_message(error, settings)}", file=sys.stderr)

