@@ -148,7 +148,9 @@ def embed_with(
     computed now."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), []
-    found = stored.lookup(texts) if stored is not None else [None] * len(texts)
+    found: list[np.ndarray | None] = (
+        stored.lookup(texts) if stored is not None else [None] * len(texts)
+    )
     missing = [i for i, v in enumerate(found) if v is None]
     computed = embeddings.embed_documents([texts[i] for i in missing]) if missing else []
     for i, vector in zip(missing, computed, strict=True):

@@ -16,7 +16,7 @@ from rag.settings import Settings
 
 def make_client(settings: Settings, create: bool = False) -> Any:
     """A Chroma client: on disk under store.index_dir, or a server (store.mode = 'http')."""
-    import chromadb
+    chromadb = import_chromadb()
 
     store = settings.store
     chroma_settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=True)
@@ -73,6 +73,36 @@ def make_client(settings: Settings, create: bool = False) -> Any:
             f"cannot open the index at {store.index_dir} ({reason(e)}); check the folder, or "
             "rebuild it with `rag ingest --rebuild`"
         ) from None
+
+
+def import_chromadb() -> Any:
+    """chromadb, imported without `overrides` checking each overriding method's signature.
+
+    chromadb marks about 160 methods `@override`, and the `overrides` library inspects frames
+    and compares signatures for each when the class is created: a fifth of every cold
+    command's time (cProfile of `rag search`), for a check that concerns chromadb's own code.
+    During the import only, the decorator just marks the method, as `EnforceOverrides` expects.
+    """
+    import sys
+
+    if "chromadb" in sys.modules:
+        return sys.modules["chromadb"]
+    import overrides
+
+    def mark(method: Any = None, **_: Any) -> Any:
+        def marked(function: Any) -> Any:
+            function.__override__ = True
+            return function
+
+        return marked if method is None else marked(method)
+
+    saved = overrides.override, overrides.overrides
+    overrides.override = overrides.overrides = mark
+    try:
+        import chromadb
+    finally:
+        overrides.override, overrides.overrides = saved
+    return chromadb
 
 
 def _writable(path: Path) -> bool:
@@ -160,6 +190,7 @@ def reason(error: Exception) -> str:
 
 def is_not_found(error: Exception) -> bool:
     """A collection (or tenant, database) that does not exist."""
+    import_chromadb()
     from chromadb.errors import NotFoundError
 
     if isinstance(error, NotFoundError):
@@ -174,6 +205,7 @@ def is_auth_error(error: Exception) -> bool:
     bare `Exception` with the body as its text; only words decide then, never a bare number,
     which would also match a port (4010, 8403) or an address in a "connection refused" line.
     """
+    import_chromadb()
     from chromadb.errors import AuthorizationError, ChromaAuthError, ChromaError
 
     if isinstance(error, AuthorizationError | ChromaAuthError):
