@@ -81,8 +81,8 @@ def test_a_cited_reply_is_kept_and_its_uncited_sentences_counted(
     srv.script(SUPPORTED + " This is a well known problem.")
     result = answer(INT4, assistant=assistant)
     assert len(srv.requests) == 1 and result.grounding == "cited" and result.uncited == 1
-    text = "A claim [1]. Another one.\n- listed [2]\nHeading:"
-    assert uncited_sentences(text) == ["Another one."]
+    text = "A claim [1]. Another one.\n- listed [2]\nHeading:\nIts claim. [2] Then this."
+    assert uncited_sentences(text) == ["Another one.", "Then this."]
 
 
 def test_a_streamed_uncited_reply_falls_back_too(srv: OpenAIServer, assistant: Assistant) -> None:

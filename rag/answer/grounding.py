@@ -9,6 +9,7 @@ reply is no better, the offline extractive answer is shown instead, with a one-l
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rag.answer.citations import CitedAnswer
@@ -62,14 +63,27 @@ def with_note(fallback: CitedAnswer) -> CitedAnswer:
 
 
 def uncited_sentences(text: str) -> list[str]:
-    """The answer's sentences that carry no marker (shown as uncited, never as evidence)."""
-    found = []
+    """The answer's sentences that carry no marker (shown as uncited, never as evidence).
+
+    A marker opening the next sentence ("... claim. [1] Next") belongs to the one before it,
+    as in rag.answer.support.claims.
+    """
+    found: list[str] = []
     for line in text.splitlines():
         body = line.strip().lstrip("-*• ").strip()
         if not body or body.endswith(":"):  # a heading or a list's lead-in
             continue
+        last_uncited = False
         for start, end in split_sentences(body):
             sentence = body[start:end].strip()
-            if sentence and not MARKER.search(sentence) and any(ch.isalnum() for ch in sentence):
+            opening = re.match(r"(?:\s*" + MARKER.pattern + r")+", sentence)
+            if opening:
+                if last_uncited:
+                    found.pop()
+                sentence = sentence[opening.end() :].strip()
+            last_uncited = bool(sentence) and not MARKER.search(sentence)
+            if last_uncited and any(ch.isalnum() for ch in sentence):
                 found.append(sentence)
+            else:
+                last_uncited = False
     return found
