@@ -23,9 +23,10 @@ from rag.index.build_status import (
 )
 from rag.index.ingest import build_index
 from rag.settings import SEED_FILES
-from tests.helpers import ROOT, make_settings
+from tests.helpers import CORPUS_JSONL, ROOT, make_settings
 
 APP = str(ROOT / "ui" / "app.py")
+QUESTION = "How do language models handle long contexts?"
 
 
 @pytest.fixture
@@ -154,3 +155,82 @@ def test_the_page_opened_during_a_build_shows_its_progress_then_the_chat(
     assert read_build_status(settings) is None and index_is_built(settings)
     assert "Indexed 3 papers" in " ".join(s.value for s in at.success)
     assert "No index open." not in " ".join(c.value for c in at.sidebar.caption)
+
+
+# An ingest into the index the page serves (issue 22, item 7) --------------------------------
+
+
+def test_only_an_ingest_into_a_complete_index_records_that_it_keeps_serving(
+    tmp_path: Path, small_corpus: Path, embeddings: Any
+) -> None:
+    settings = make_settings(tmp_path / "index")
+    with recording_build(settings) as progress:  # the first build: nothing to serve yet
+        progress(0, 3)
+        status = read_build_status(settings)
+        assert status is not None and not status.serving
+        build_index(settings, [small_corpus], embeddings=embeddings)
+    with recording_build(settings) as progress:
+        progress(0, 3)
+        status = read_build_status(settings)
+        assert status is not None and status.serving
+    with recording_build(settings, keeps_index=False) as progress:  # --rebuild drops it
+        progress(0, 3)
+        status = read_build_status(settings)
+        assert status is not None and not status.serving
+
+
+def chat_text(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown) + " ".join(e.value for e in at.error)
+
+
+@pytest.mark.slow
+def test_the_chat_keeps_answering_during_an_ingest_into_its_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embeddings: Any
+) -> None:
+    """`rag ingest` in another process adds papers to the index the page has open: questions
+    asked meanwhile are answered from it (they were "Not sent: the index is not open"), and
+    the next question after the ingest sees the new papers."""
+    papers = [json.loads(line) for line in CORPUS_JSONL.read_text().splitlines()[:200]]
+    first, everything = tmp_path / "first.jsonl", tmp_path / "all.jsonl"
+    first.write_text("".join(json.dumps(p) + "\n" for p in papers[:20]))
+    everything.write_text("".join(json.dumps(p) + "\n" for p in papers))
+    index = tmp_path / "index"
+    settings = make_settings(index)
+    build_index(settings, [first], embeddings=embeddings)
+    at = start_app(monkeypatch, index, first)
+    at.chat_input[0].set_value(QUESTION).run()
+    assert "Not sent" not in chat_text(at)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    command = [sys.executable, "-m", "rag.cli.main", "ingest", "--index", str(index)]
+    child = subprocess.Popen(
+        [*command, str(everything)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        asked = 0
+        while child.poll() is None:
+            status = read_build_status(settings)
+            if status is None or not status.done:
+                subprocess.run(["sleep", "0.2"], check=True)
+                continue
+            at.chat_input[0].set_value(QUESTION).run()
+            asked += 1
+            assert not at.exception, at.exception
+            shown = chat_text(at)
+            assert "Not sent" not in shown and "not open" not in shown, shown[-300:]
+            if child.poll() is None:
+                assert "An ingest into this index is running" in " ".join(
+                    c.value for c in at.caption
+                )
+            if asked >= 3:
+                break
+        assert child.wait(timeout=600) == 0, child.stderr.read() if child.stderr else ""
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert asked >= 1
+    assert len(at.session_state.turns) == 1 + asked
+    assert all(t.answer is not None for t in at.session_state.turns)
+    at.chat_input[0].set_value(QUESTION).run()  # the next question: the new generation
+    assert "200" in " ".join(m.value for m in at.sidebar.markdown)  # papers in the index
+    assert "An ingest" not in " ".join(c.value for c in at.caption)

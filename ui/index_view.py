@@ -69,7 +69,7 @@ def build_the_index(settings: Settings, rebuild: bool) -> None:
 
     try:
         embeddings = load_embeddings(settings.embedding)
-        with recording_build(settings, progress) as record:
+        with recording_build(settings, progress, keeps_index=not rebuild) as record:
             report = build_index(settings, rebuild=rebuild, embeddings=embeddings, progress=record)
     except (RagError, OSError) as e:
         st.error(f"The index could not be built. {escape_message(e)}")
@@ -113,9 +113,38 @@ def watch_for_a_build(settings: Settings) -> None:
         st.rerun()
 
 
+def serve_during_build(settings: Settings, status: BuildStatus) -> Assistant | None:
+    """The open index while an ingest adds to it (or after one stopped): the chat goes on.
+
+    Searches see each paper once it is whole; BM25, the names and the map move to the new
+    generation at the first question after the ingest ends (rag.index.bm25_cache). No fragment
+    polls here: a rerun from one used to land in the middle of a streamed answer.
+    """
+    try:
+        assistant = load_assistant(settings)
+    except (RagError, OSError):
+        return None
+    if status.running:
+        done = f" ({status.done:,} of {status.total:,} papers)" if status.total else ""
+        st.caption(
+            f"An ingest into this index is running{done}: answers come from the index as it "
+            "is, and include the new papers once it has finished.",
+        )
+    else:
+        st.caption(
+            f"The last ingest into this index stopped at {status.done:,} of {status.total:,} "
+            "papers; answers come from the papers stored. `rag ingest` finishes it."
+        )
+    return assistant
+
+
 def open_or_explain(settings: Settings) -> Assistant | None:
     """The assistant, or None after saying why not (and offering to build a missing index)."""
     status = read_build_status(settings)
+    if status is not None and status.serving:
+        assistant = serve_during_build(settings, status)
+        if assistant is not None:
+            return assistant
     if status is not None and status.running:
         follow_the_build(settings)
         return None

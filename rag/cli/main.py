@@ -224,7 +224,10 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     if args.if_needed and index_is_built(settings):
         print(f"the index in {settings.store.index_dir} is ready", file=sys.stderr)
         return 0
-    with progress_bar("papers") as bar, recording_build(settings, bar) as progress:
+    with (
+        progress_bar("papers") as bar,
+        recording_build(settings, bar, keeps_index=not args.rebuild) as progress,
+    ):
         report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
         if report.chunks:
             # The map of this generation: read if cached, else computed now. Also after an

@@ -3,6 +3,10 @@
 `rag ingest` (and the page's own "Build the index") record progress while they run; the page,
 opened while `make run` is still building, reads it and says what is happening. The file stays
 behind if the build dies, which marks the index as incomplete until a build finishes.
+
+An ingest into an index that was complete (`serving`) leaves it open: readers go on answering
+from it, and every paper in it is whole (its record is written after its chunks), so the page
+keeps the chat running instead of waiting for the build.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class BuildStatus:
     total: int
     started: float
     updated: float
+    serving: bool = False  # the index was complete when this build began: it stays usable
 
     @property
     def running(self) -> bool:
@@ -54,7 +59,8 @@ def status_path(settings: Settings) -> Path:
 def read_build_status(settings: Settings) -> BuildStatus | None:
     try:
         data = json.loads(status_path(settings).read_text(encoding="utf-8"))
-        return BuildStatus(**{k: data[k] for k in ("pid", "done", "total", "started", "updated")})
+        fields = {k: data[k] for k in ("pid", "done", "total", "started", "updated")}
+        return BuildStatus(**fields, serving=data.get("serving") is True)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -71,16 +77,27 @@ def index_is_built(settings: Settings) -> bool:
 
 @contextmanager
 def recording_build(
-    settings: Settings, progress: Callable[[int, int], None] | None = None
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+    keeps_index: bool = True,
 ) -> Iterator[Callable[[int, int], None]]:
-    """A progress callback that also records the build; the record goes when the build succeeds."""
+    """A progress callback that also records the build; the record goes when the build succeeds.
+
+    `keeps_index` False (a rebuild drops the collections): readers must not use the index.
+    """
     path = status_path(settings)
     started = time.time()
     done = [0]
     reported: list[bool] = []
+    # Complete before this build's record exists, or a stopped build of a complete one resumed.
+    previous = read_build_status(settings)
+    serving = keeps_index and (
+        index_is_built(settings) or (previous is not None and previous.serving)
+    )
 
     def write(total: int) -> None:
         status = {"pid": os.getpid(), "done": done[0], "total": total, "started": started}
+        status["serving"] = serving
         atomic_write(path, json.dumps({**status, "updated": time.time()}))
 
     def record(papers: int, total: int) -> None:
