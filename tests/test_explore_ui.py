@@ -355,3 +355,26 @@ def test_a_tap_next_to_a_cited_marker_opens_the_cited_paper() -> None:
     )
     assert _picked({"selection": {"points": [{"customdata": "p0"}]}}, found, fig, frame) == "p0"
     assert _picked({"selection": {"points": []}}, found, fig, frame) is None
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("app_env")
+def test_a_follow_up_folds_the_uncited_sources_listed_above() -> None:
+    at = start()
+    ask(at, EVAL_QUESTION)
+    ask(at, EVAL_QUESTION)
+    first, second = turns(at)
+    assert first.answer is not None and second.answer is not None
+    cited = {c.paper_id for c in second.answer.citations}
+    listed = {s.paper.id for s in first.answer.sources}
+    repeated = [
+        s for s in second.answer.sources if s.paper.id not in cited and s.paper.id in listed
+    ]
+    assert repeated
+    reply = at.chat_message[3]
+    assert len(reply.subheader) == len(second.answer.sources) - len(repeated)
+    toggle = next(t for t in reply.toggle if t.key == f"repeats-{second.id}")
+    assert str(toggle.label).startswith(f"{len(repeated)} more retrieved, not cited")
+    toggle.set_value(True).run()
+    assert len(at.chat_message[3].subheader) == len(second.answer.sources)
+    assert len(at.chat_message[1].subheader) == len(first.answer.sources)  # the first: all

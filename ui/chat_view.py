@@ -209,10 +209,26 @@ def show_reply(
             if answer.abstained
             else f"**Sources** · {cited} cited of {len(rows)} retrieved"
         )
+    # Uncited papers already listed under an earlier answer are folded away: a follow-up
+    # otherwise repeats the whole list each turn.
+    seen = listed_before(index)
+    repeats = [r for r in rows if not r.cited and r.source.paper.id in seen]
     for row in rows:
-        show_source(index, row, answer.abstained, assistant)
+        if answer.abstained or row not in repeats:
+            show_source(index, row, answer.abstained, assistant)
+    if repeats and not answer.abstained:
+        label = f"{len(repeats)} more retrieved, not cited, listed under an earlier answer"
+        if st.toggle(label, key=f"repeats-{turn.id}"):
+            for row in repeats:
+                show_source(index, row, False, assistant)
     papers_view.answer_tools(turn, index, assistant)
     show_feedback(turn, settings.ui.feedback_path)
+
+
+def listed_before(index: int) -> set[str]:
+    """The papers listed under the answers before turn `index`."""
+    turns: list[Turn] = st.session_state.get("turns", [])
+    return {s.paper.id for t in turns[:index] if t.answer for s in t.answer.sources}
 
 
 def text_pieces(stream: Iterator[str | CitedAnswer], result: list[CitedAnswer]) -> Iterator[str]:
