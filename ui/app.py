@@ -43,6 +43,38 @@ CARD_STYLE = """<style>
     width: calc(100% + 1rem) !important; max-width: none !important; }
 }
 </style>"""
+# Our own static script (no untrusted text): Plotly shows the hover on a finger's tap but
+# never selects (its touch handler looks for a mouse position the touch end does not carry), so
+# a short tap on the map is replayed as the mouse click that selects the point under it.
+TAP_SCRIPT = """<script>
+(() => {
+  if (window.__mapTaps) return;
+  window.__mapTaps = true;
+  let start = null;
+  document.addEventListener("touchstart", (e) => {
+    const t = e.touches[0];
+    const onMap = e.touches.length === 1 && e.target.closest && e.target.closest(".js-plotly-plot");
+    start = onMap ? { x: t.clientX, y: t.clientY, time: Date.now() } : null;
+  }, { capture: true, passive: true });
+  document.addEventListener("touchend", (e) => {
+    const t = e.changedTouches[0];
+    const tap = start && Math.hypot(t.clientX - start.x, t.clientY - start.y) < 10
+      && Date.now() - start.time < 700;
+    start = null;
+    if (!tap) return;
+    const target = document.elementFromPoint(t.clientX, t.clientY);
+    if (!target) return;
+    const at = { bubbles: true, cancelable: true, view: window, clientX: t.clientX,
+      clientY: t.clientY, button: 0 };
+    target.dispatchEvent(new MouseEvent("mousemove", { ...at, buttons: 0 }));
+    setTimeout(() => {
+      target.dispatchEvent(new MouseEvent("mousedown", { ...at, buttons: 1 }));
+      target.dispatchEvent(new MouseEvent("mouseup", { ...at, buttons: 0 }));
+      target.dispatchEvent(new MouseEvent("click", { ...at, buttons: 0 }));
+    }, 80);
+  }, { capture: true, passive: true });
+})();
+</script>"""
 NOT_SENT = "Not sent: the index is not open (see above)."
 
 
@@ -84,6 +116,7 @@ st.set_page_config(
     layout="wide" if explore.shown_view() == "Map" else "centered",
 )
 st.html(CARD_STYLE)
+st.html(TAP_SCRIPT, unsafe_allow_javascript=True)
 st.session_state.setdefault("turns", [])
 st.session_state.setdefault("session_id", uuid.uuid4().hex[:16])  # names this chat in feedback
 turns: list[Turn] = st.session_state.turns
