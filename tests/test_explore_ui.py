@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rag.explore.compare import Cell, Comparison, Row
 from rag.explore.topicmap import Topic, TopicMap
 from rag.index.vectors import PaperVectors
 from rag.types import Paper
@@ -27,8 +28,10 @@ from tests.test_ui_apptest import (  # noqa: F401 (fixtures)
     start,
     turns,
 )
-from ui.explore import Explorer, make_explorer
-from ui.map_view import map_figure
+from ui.explore import CHAT_KEYS, COMPARISONS_KEY, Explorer, make_explorer
+from ui.map_labels import AREA_HEIGHT, MIN_WIDTH, Frame, overlaps, text_box
+from ui.map_view import _base_trace, _picked, map_figure
+from ui.papers_view import chat_export, reference_numbers
 
 
 def figure(at: AppTest) -> dict[str, Any]:
@@ -225,3 +228,153 @@ def test_the_figure_cache_follows_the_index_generation_not_the_object_id() -> No
     assert shown(map_figure(after)) == ["b1", "b2", "b3", "b4"], f"id reused: {id(after) == freed}"
     unstored = explorer_of(["c1", "c2"], "")  # never stored: no generation, never cached
     assert shown(map_figure(unstored)) == ["c1", "c2"]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("app_env")
+def test_new_chat_leaves_nothing_of_the_last_chat_in_the_export() -> None:
+    at = start()
+    ask(at, EVAL_QUESTION)
+    button(at, "Compare the top sources").click().run()
+    at.segmented_control[0].set_value("Map").run()
+    finder = next(s for s in at.selectbox if s.label == "Open a paper")
+    finder.set_value(DARKBENCH).run()
+    button(at, "Add to comparison").click().run()
+    first = chat_export(turns(at), at.session_state[COMPARISONS_KEY])
+    compared = at.session_state[COMPARISONS_KEY][turns(at)[0].id][-1].papers
+    # The comparison cites with the export's numbers: the chat's [1] is the chat's paper.
+    numbers = reference_numbers(turns(at))
+    assert "## Comparisons" in first
+    for paper in compared:
+        n = numbers.get(paper.id)
+        if n is not None:
+            assert f"[{n}] {paper.title}" in first
+    before_id = at.session_state["session_id"]
+
+    at.segmented_control[0].set_value("Chat").run()
+    button(at, "New chat").click().run()
+    assert not at.exception
+    assert turns(at) == [] and at.session_state["session_id"] != before_id
+    for key in CHAT_KEYS:
+        assert key not in at.session_state, key
+    ask(at, DARK_QUESTION)
+    text = chat_export(
+        turns(at), at.session_state[COMPARISONS_KEY] if COMPARISONS_KEY in at.session_state else {}
+    )
+    assert EVAL_QUESTION not in text and "## Comparisons" not in text
+    new_ids = {s.paper.id for t in turns(at) if t.answer for s in t.answer.sources}
+    for paper in compared:
+        if paper.id not in new_ids:
+            assert paper.title not in text
+    at.segmented_control[0].set_value("Map").run()
+    assert not at.exception
+    assert not any("**Approach**" in m.value for m in at.markdown)  # no old table under the map
+    assert "explore_basket" not in at.session_state or not at.session_state["explore_basket"]
+
+
+def test_export_tables_cite_with_the_chats_numbers() -> None:
+    papers = [Paper(f"p{i}", f"Paper {i}", "x.") for i in range(3)]
+    table = Comparison(
+        papers[1:],
+        [Row("approach", "Approach", (Cell(1, "We do A [1]"), Cell(2, "We do B [2]")))],
+    )
+    text = table.markdown(numbers=[7, 3])
+    assert "| [7] Paper 1 | [3] Paper 2 |" in text
+    assert "We do A [7]" in text and "We do B [3]" in text
+    assert "[7] Paper 1" in text.splitlines()[-2] and text.splitlines()[-1].startswith("[3]")
+
+
+def crowded_map() -> Explorer:
+    """600 papers in 33 tight topics, like the bundle's map: more labels than fit a phone."""
+    rng = np.random.default_rng(0)
+    centres = rng.uniform(-40, 40, size=(33, 2))
+    topics = np.repeat(np.arange(33), 600 // 33 + 1)[:600]
+    xy = (centres[topics] + rng.normal(0, 2.5, size=(600, 2))).astype(np.float32)
+    ids = [f"p{i}" for i in range(600)]
+    papers = [Paper(id=pid, title=f"Paper {pid}", abstract="An abstract.") for pid in ids]
+    labels = [
+        Topic(t, f"term{t}a, longerterm{t}b, third{t}", int((topics == t).sum())) for t in range(33)
+    ]
+    topic_map = TopicMap(ids, xy, topics, labels)
+    topic_map.generation = "crowded"
+    return make_explorer(topic_map, PaperVectors(papers, np.eye(600, 4, dtype=np.float32), "g"))
+
+
+def label_boxes(fig: dict[str, Any]) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """Each annotation's box in pixels at the phone's width, as Plotly places it."""
+    layout = fig["layout"]
+    frame = Frame(tuple(layout["xaxis"]["range"]), tuple(layout["yaxis"]["range"]), 0, 0)
+    x0, x1 = frame.x_range
+    y0, y1 = frame.y_range
+    frame = Frame(frame.x_range, frame.y_range, MIN_WIDTH / (x1 - x0), AREA_HEIGHT / (y1 - y0))
+    boxes = []
+    for note in layout["annotations"]:
+        px, py = frame.pixels(note["x"], note["y"])
+        if note.get("showarrow"):
+            px, py = px + note["ax"], py + note["ay"]
+        text = note["text"].replace("<b>", "").replace("</b>", "")
+        boxes.append((text, text_box(px, py, text, note["font"]["size"])))
+    return boxes
+
+
+def test_no_map_label_covers_another_and_every_cited_number_is_shown() -> None:
+    found = crowded_map()
+    # Eight cited papers in one tight topic (as an answer's usually are).
+    cited = {f"p{i}": n for n, i in enumerate(range(0, 33 * 8, 33), start=1)}
+    fig = map_figure(found, cited=cited, retrieved=["p1", "p34"], selected="p2")
+    boxes = label_boxes(fig)
+    texts = [t for t, _ in boxes]
+    assert all(f"[{n}]" in texts for n in cited.values()) and "selected" in texts
+    assert 6 <= len(texts) - len(cited) - 1 < 33  # some topic labels, not all
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1 :]:
+            assert not overlaps(box_a, box_b), (a, b)
+    # Answer labels come last: Plotly draws them over everything else.
+    assert texts[-len(cited) - 1 :] == [f"[{n}]" for n in cited.values()] + ["selected"]
+
+
+def test_a_tap_next_to_a_cited_marker_opens_the_cited_paper() -> None:
+    found = crowded_map()
+    cited = {"p0": 1}
+    fig = map_figure(found, cited=cited)
+    frame = _base_trace(found, ()).frame
+    xy = found.topic_map.xy
+    # The nearest faint neighbour of p0, a few pixels away at the phone's scale.
+    near = min(
+        (i for i in range(1, 600) if found.topic_map.topics[i] == found.topic_map.topics[0]),
+        key=lambda i: float(np.hypot(*(xy[i] - xy[0]))),
+    )
+    distance = np.hypot(*(np.array(frame.pixels(*xy[near])) - np.array(frame.pixels(*xy[0]))))
+    assert distance < 22
+    event = {"selection": {"points": [{"customdata": f"p{near}"}]}}
+    assert _picked(event, found, fig, frame) == "p0"
+    far = max(range(600), key=lambda i: float(np.hypot(*(xy[i] - xy[0]))))
+    assert (
+        _picked({"selection": {"points": [{"customdata": f"p{far}"}]}}, found, fig, frame)
+        == f"p{far}"
+    )
+    assert _picked({"selection": {"points": [{"customdata": "p0"}]}}, found, fig, frame) == "p0"
+    assert _picked({"selection": {"points": []}}, found, fig, frame) is None
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("app_env")
+def test_a_follow_up_folds_the_uncited_sources_listed_above() -> None:
+    at = start()
+    ask(at, EVAL_QUESTION)
+    ask(at, EVAL_QUESTION)
+    first, second = turns(at)
+    assert first.answer is not None and second.answer is not None
+    cited = {c.paper_id for c in second.answer.citations}
+    listed = {s.paper.id for s in first.answer.sources}
+    repeated = [
+        s for s in second.answer.sources if s.paper.id not in cited and s.paper.id in listed
+    ]
+    assert repeated
+    reply = at.chat_message[3]
+    assert len(reply.subheader) == len(second.answer.sources) - len(repeated)
+    toggle = next(t for t in reply.toggle if t.key == f"repeats-{second.id}")
+    assert str(toggle.label).startswith(f"{len(repeated)} more retrieved, not cited")
+    toggle.set_value(True).run()
+    assert len(at.chat_message[3].subheader) == len(second.answer.sources)
+    assert len(at.chat_message[1].subheader) == len(first.answer.sources)  # the first: all

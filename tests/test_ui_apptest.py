@@ -287,6 +287,8 @@ def test_replay_shows_an_abstention_with_its_nearest_papers_and_a_failed_turn(
     assert not [t for t in reply.subheader if t.proto.anchor]
     assert sum("Nearest <b>" in plain(v) for v in shown) == 0
     assert sum(":blue-badge[Poster]" in v and "closest, low match" in v for v in shown) == 3
+    # Low-match papers are not worth a table: no "Compare the top sources" under a refusal.
+    assert not [b for b in reply.button if str(b.label).startswith("Compare")]
     [error] = at.chat_message[3].error
     assert "Cannot connect to the server at http://127.0.0.1:9/v1" in plain(error.value)
     assert [b.label for b in at.chat_message[3].button] == ["Ask again"]

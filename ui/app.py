@@ -38,9 +38,44 @@ CARD_STYLE = """<style>
 [class*="st-key-related-"] button { justify-content: flex-start; text-align: left; }
 [class*="st-key-related-"] button div { justify-content: flex-start; text-align: left; }
 @media (max-width: 640px) {
-  .st-key-map-box { margin-left: -0.9rem; margin-right: -0.9rem; width: calc(100% + 1.8rem); }
+  [data-testid="stMainBlockContainer"] { padding-left: 0.5rem !important;
+    padding-right: 0.5rem !important; }
+  .st-key-map-box { margin-left: -0.5rem !important; margin-right: -0.5rem !important;
+    width: calc(100% + 1rem) !important; max-width: none !important; }
 }
 </style>"""
+# Our own static script (no untrusted text): Plotly shows the hover on a finger's tap but
+# never selects (its touch handler looks for a mouse position the touch end does not carry), so
+# a short tap on the map is replayed as the mouse click that selects the point under it.
+TAP_SCRIPT = """<script>
+(() => {
+  if (window.__mapTaps) return;
+  window.__mapTaps = true;
+  let start = null;
+  document.addEventListener("touchstart", (e) => {
+    const t = e.touches[0];
+    const onMap = e.touches.length === 1 && e.target.closest && e.target.closest(".js-plotly-plot");
+    start = onMap ? { x: t.clientX, y: t.clientY, time: Date.now() } : null;
+  }, { capture: true, passive: true });
+  document.addEventListener("touchend", (e) => {
+    const t = e.changedTouches[0];
+    const tap = start && Math.hypot(t.clientX - start.x, t.clientY - start.y) < 10
+      && Date.now() - start.time < 700;
+    start = null;
+    if (!tap) return;
+    const target = document.elementFromPoint(t.clientX, t.clientY);
+    if (!target) return;
+    const at = { bubbles: true, cancelable: true, view: window, clientX: t.clientX,
+      clientY: t.clientY, button: 0 };
+    target.dispatchEvent(new MouseEvent("mousemove", { ...at, buttons: 0 }));
+    setTimeout(() => {
+      target.dispatchEvent(new MouseEvent("mousedown", { ...at, buttons: 1 }));
+      target.dispatchEvent(new MouseEvent("mouseup", { ...at, buttons: 0 }));
+      target.dispatchEvent(new MouseEvent("click", { ...at, buttons: 0 }));
+    }, 80);
+  }, { capture: true, passive: true });
+})();
+</script>"""
 NOT_SENT = "Not sent: the index is not open (see above)."
 
 
@@ -55,7 +90,7 @@ def chat_buttons(turns: list[Turn]) -> None:
     )
     st.download_button(
         "Download chat",
-        data=papers_view.chat_export(turns),
+        data=papers_view.chat_export(turns, st.session_state.get(explore.COMPARISONS_KEY, {})),
         file_name="iclr2025-chat.md",
         mime="text/markdown",
         on_click="ignore",
@@ -83,6 +118,7 @@ st.set_page_config(
     layout="wide" if explore.shown_view() == "Map" else "centered",
 )
 st.html(CARD_STYLE)
+st.html(TAP_SCRIPT, unsafe_allow_javascript=True)
 st.session_state.setdefault("turns", [])
 st.session_state.setdefault("session_id", uuid.uuid4().hex[:16])  # names this chat in feedback
 turns: list[Turn] = st.session_state.turns
@@ -120,6 +156,7 @@ with st.sidebar:
         key="k",
         help="How many papers are retrieved and shown to the answerer.",
     )
+    map_slot = st.container()  # the Map view's choice of answer to highlight
     st.divider()
     chat_actions = st.container()  # filled last, when this run's question is in the chat
 
@@ -131,7 +168,7 @@ offline = model == OFFLINE_MODEL
 st.title("ICLR 2025 research assistant")
 st.caption("Answers grounded in the abstracts of ICLR 2025 papers; every [n] links to its source.")
 explore.view_switch()
-if offline:
+if offline and st.session_state.get(explore.VIEW_KEY) != "Map":
     with st.expander("Offline: quoted extracts · Connect a model", icon=":material/cloud_off:"):
         st.markdown(
             "Answers are extractive summaries quoted from the abstracts, with no language "
@@ -144,11 +181,9 @@ if offline:
 if notice := st.session_state.pop("notice", None):
     st.success(notice, icon=":material/check_circle:")
 
-# Over the map the box sits in the page, not floating over the plot's bottom.
-if st.session_state.get(explore.VIEW_KEY) == "Map":
-    prompt = st.container().chat_input("Ask about ICLR 2025 papers…")
-else:
-    prompt = st.chat_input("Ask about ICLR 2025 papers…")
+# The Map view draws its own box, under the map.
+on_map = st.session_state.get(explore.VIEW_KEY) == "Map"
+prompt = None if on_map else st.chat_input("Ask about ICLR 2025 papers…")
 assistant = open_or_explain(base_settings)
 if assistant is not None and choice.key != CONFIGURED:
     try:
@@ -172,7 +207,7 @@ if assistant is not None:
 else:
     corpus_slot.caption("No index open.")
 
-if map_view.show_map_view(assistant, turns, prompt):
+if map_view.show_map_view(assistant, turns, prompt, map_slot):
     with chat_actions:
         chat_buttons(turns)
     st.stop()

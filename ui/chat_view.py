@@ -241,13 +241,30 @@ def show_reply(
         )
         if not answer.abstained:
             st.caption(ORDINALS_NOTE)
-    seen = first_numbers(st.session_state.get("turns", [])[:index])
+    first_seen = first_numbers(st.session_state.get("turns", [])[:index])
     if answer.compare:  # "compare them": the comparison table, as the button builds it
         papers_view.compared_in_answer(turn, answer, assistant)
+    # Uncited papers already listed under an earlier answer are folded away: a follow-up
+    # otherwise repeats the whole list each turn.
+    listed = listed_before(index)
+    repeats = [r for r in rows if not r.cited and r.source.paper.id in listed]
     for row in rows:
-        show_source(index, row, answer.abstained, assistant, seen.get(row.source.paper.id))
+        if answer.abstained or row not in repeats:
+            first = first_seen.get(row.source.paper.id)
+            show_source(index, row, answer.abstained, assistant, first)
+    if repeats and not answer.abstained:
+        label = f"{len(repeats)} more retrieved, not cited, listed under an earlier answer"
+        if st.toggle(label, key=f"repeats-{turn.id}"):
+            for row in repeats:
+                show_source(index, row, False, assistant, first_seen.get(row.source.paper.id))
     papers_view.answer_tools(turn, index, assistant)
     show_feedback(turn, settings.ui.feedback_path)
+
+
+def listed_before(index: int) -> set[str]:
+    """The papers listed under the answers before turn `index`."""
+    turns: list[Turn] = st.session_state.get("turns", [])
+    return {s.paper.id for t in turns[:index] if t.answer for s in t.answer.sources}
 
 
 # A marker still open at the end of the streamed text ("[1", "[1, 2]"): held back until more

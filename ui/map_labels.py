@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 MIN_WIDTH = 340.0  # px: the plot's width in a 390 px phone viewport
-PLOT_HEIGHT = 620  # px: the figure's height (the plot area is less the legend and margins)
-AREA_HEIGHT = 570.0
+PLOT_HEIGHT = 560  # px: the figure's height: a laptop sees it whole, a phone's 66%
+AREA_HEIGHT = 510.0  # px: the plot area, less the legend (a low guess is the safe one)
 PAD = 0.04  # share of each axis's span left empty around the points
 # Around a point, where its [n] label may go (Plotly's ax/ay: pixels, y down), nearest first.
 OFFSETS = (

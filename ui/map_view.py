@@ -33,10 +33,13 @@ if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant
 
 
-def show_map_view(assistant: Assistant | None, turns: list[Turn], prompt: str | None) -> bool:
+def show_map_view(
+    assistant: Assistant | None, turns: list[Turn], prompt: str | None, slot: Any = None
+) -> bool:
     """Render the Map view if it is chosen; True when it was (the caller stops there).
 
-    A question typed while the map is shown goes to the chat.
+    A question typed while the map is shown goes to the chat. `slot` (in the sidebar) gets
+    the choice of the answer to highlight.
     """
     if st.session_state.get(VIEW_KEY) != "Map":
         return False
@@ -50,8 +53,14 @@ def show_map_view(assistant: Assistant | None, turns: list[Turn], prompt: str | 
     if found is None:
         return True
     answered = [t for t in turns if t.answer is not None and t.answer.sources]
-    turn = _highlighted_turn(answered)
+    with slot or st.sidebar:  # out of the way: the map starts high on a laptop's screen
+        turn = _highlighted_turn(answered)
     show_map(found, turn, list(st.session_state.get("tiers") or []))
+    # In the page under the map, not floating over the plot's bottom.
+    if asked := st.container().chat_input("Ask about ICLR 2025 papers…"):
+        st.session_state["example"] = asked
+        switch_to("Chat")
+        st.rerun()
     paper_id = st.session_state.get(PAPER_KEY)
     paper = found.corpus.get(paper_id) if paper_id else None
     if paper is not None:

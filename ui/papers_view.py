@@ -306,11 +306,12 @@ def reference_numbers(turns: Iterable[Turn]) -> dict[str, int]:
     return numbers
 
 
-def chat_export(turns: list[Turn]) -> str:
-    """The chat as Markdown, then the comparison tables made in it, citing with the chat's
-    numbers (a paper the chat never cited gets the next free one)."""
+def chat_export(turns: list[Turn], comparisons: dict[str, list[Comparison]]) -> str:
+    """The chat as Markdown, then the comparison tables made in it (`comparisons`, by the turn
+    or basket they were made from), citing with the chat's numbers (a paper the chat never
+    cited gets the next free one)."""
     text = chat_markdown(turns)
-    tables = [t for ts in st.session_state.get(COMPARISONS_KEY, {}).values() for t in ts]
+    tables = [t for ts in comparisons.values() for t in ts]
     if not tables:
         return text
     numbers = reference_numbers(turns)
