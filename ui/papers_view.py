@@ -41,7 +41,7 @@ def ask_about(paper: Paper) -> None:
 def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
     """Title, tier, link, topic, abstract, related papers and what to do with the paper."""
     with st.container(border=True, key=f"paper-card-{key}"):
-        st.subheader(escape_text(paper.title), anchor=False)
+        st.subheader(escape_text(paper.shown_title), anchor=False)
         url = safe_url(paper.url)
         facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
         facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
@@ -93,7 +93,7 @@ def _related_button(related: RelatedPaper, key: str, help: str | None = None) ->
     """One related paper as a link-like button that opens its card on the map."""
     tier = f" · {escape_text(related.paper.tier)}" if related.paper.tier else ""
     st.button(
-        f"{escape_text(related.paper.title)}{tier}",
+        f"{escape_text(related.paper.shown_title)}{tier}",
         key=key,
         type="tertiary",
         icon=":material/article:",

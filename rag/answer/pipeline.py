@@ -255,12 +255,11 @@ def _clean_rewrite(text: str) -> str:
 
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.retriever.threshold
-    # A list names every retrieved paper above the relevance floor (up to the k retrieved).
-    relevant = tuple(
-        score >= threshold
-        for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
-    )
+    # A list names the retrieved papers above the relevance floor and near the best one.
     calibration = assistant.retriever.calibration
+    scores = assistant.retriever.paper_relevance(turn.standalone, turn.sources)
+    floor = max(threshold, max(scores, default=0.0) - calibration.list_margin)
+    relevant = tuple(score >= floor for score in scores)
     options = ExtractiveOptions(
         min_similarity=threshold, relevant=relevant, calibration=calibration
     )
