@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from rag.answer.aspects import asked_aspect, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.extractive import ExtractiveOptions, extractive_answer
@@ -292,13 +293,18 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
     lang = question_language(turn.question)  # the heading and labels follow the question
-    result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
+    aspect = asked_aspect(turn.question) if turn.reference and len(sources) == 1 else None
+    if aspect is not None:  # "and how fast is it?": its speed sentence, or "reports none"
+        text, quotes = aspect_answer(aspect, sources[0], lang)
+    else:
+        result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
+        text, quotes = result.text, result.quotes
     return numbered(
         CitedAnswer(
             question=turn.question,
             standalone_question=turn.standalone,
-            answer=result.text,
-            citations=cite(result.quotes, turn.sources),
+            answer=text,
+            citations=cite(quotes, turn.sources),
             sources=turn.sources,
             abstained=False,
             model=assistant.model,
