@@ -3,10 +3,11 @@
     python -m bench.list_precision --index DIR [--questions data/eval/list_questions.jsonl]
 
 For each question, at 5 and 10 sources: precision = cited gold papers / cited papers, recall =
-cited gold papers / min(|gold|, k); averaged over the questions. Printed for the configured
-list margin (rag.retrieval.calibration.Calibration.list_margin), for no cut (every paper above
-the relevance threshold, as before), and for a sweep of margins with a held-out split (chosen
-on the odd-numbered questions, scored on the even ones).
+cited gold papers / min(|gold|, k); averaged over the questions. The answers are written twice
+in the same run, with no cut (every paper above the relevance threshold, as before) and with
+the configured `Calibration.list_min_coverage`. The sweep below them computes which papers a
+list names from the same relevance parts without writing the answers (it agrees with the
+written answers at both ends), with a held-out split: odd-numbered questions | even ones.
 """
 
 from __future__ import annotations
@@ -21,65 +22,84 @@ from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.settings import get_settings
 
 DEFAULT = Path("data/eval/list_questions.jsonl")
-MARGINS = (0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15, 0.2, float("inf"))
+SWEEP = (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+Pair = tuple[float, float]
 
 
-def scores(assistant: Assistant, rows: list[dict[str, Any]], k: int) -> list[tuple[float, float]]:
-    """(precision, recall) per question at `k` sources, with the assistant's calibration."""
-    found = []
-    for row in rows:
-        gold = set(row["gold_ids"])
-        result = answer(row["question"], assistant=assistant, k=k)
-        cited = {c.paper_id for c in result.citations}
-        hit = len(cited & gold)
-        precision = hit / len(cited) if cited else 0.0
-        found.append((precision, hit / min(len(gold), k)))
-    return found
+def score(cited: set[str], gold: set[str], k: int) -> Pair:
+    hit = len(cited & gold)
+    return (hit / len(cited) if cited else 0.0, hit / min(len(gold), k))
 
 
-def mean(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+def mean(pairs: list[Pair]) -> Pair:
     n = max(1, len(pairs))
     return sum(p for p, _ in pairs) / n, sum(r for _, r in pairs) / n
 
 
-def with_margin(assistant: Assistant, margin: float) -> Assistant:
-    assistant.retriever.calibration = replace(assistant.retriever.calibration, list_margin=margin)
-    return assistant
+def written(assistant: Assistant, rows: list[dict[str, Any]], k: int, cut: float) -> list[Pair]:
+    """(precision, recall) per question of the offline answers, with the cut `cut`."""
+    retriever = assistant.retriever
+    retriever.calibration = replace(retriever.calibration, list_min_coverage=cut)
+    return [
+        score(
+            {c.paper_id for c in answer(row["question"], assistant=assistant, k=k).citations},
+            set(row["gold_ids"]),
+            k,
+        )
+        for row in rows
+    ]
+
+
+def swept(assistant: Assistant, rows: list[dict[str, Any]], k: int) -> dict[float, list[Pair]]:
+    """The papers a list names under each cut of `SWEEP`, from the relevance parts."""
+    retriever = assistant.retriever
+    found: dict[float, list[Pair]] = {cut: [] for cut in SWEEP}
+    for row in rows:
+        sources = retriever.search(row["question"], k=k)
+        scores = retriever.paper_relevance(row["question"], sources)
+        shares = retriever.coverage(row["question"], sources)
+        for cut in SWEEP:
+            cited = {
+                s.paper.id
+                for n, (s, rel, share) in enumerate(zip(sources, scores, shares, strict=True))
+                if n == 0 or (rel >= retriever.threshold and share >= cut)
+            }
+            found[cut].append(score(cited, set(row["gold_ids"]), k))
+    return found
+
+
+def line(label: str, five: list[Pair], ten: list[Pair]) -> str:
+    (p5, r5), (p10, r10) = mean(five), mean(ten)
+    odd, even = mean(ten[0::2]), mean(ten[1::2])
+    return (
+        f"{label:<22} {p5:6.3f} {r5:6.3f} {p10:6.3f} {r10:6.3f}   "
+        f"({odd[0]:.3f} {odd[1]:.3f} | {even[0]:.3f} {even[1]:.3f})"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--questions", type=Path, action="append")
     args = parser.parse_args(argv)
     rows = [
-        json.loads(line)
+        json.loads(text)
         for path in args.questions or [DEFAULT]
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        for text in path.read_text(encoding="utf-8").splitlines()
+        if text.strip()
     ]
     settings = get_settings(
         "offline", {"store": {"index_dir": str(args.index)}, "llm": {"model": "offline"}}
     )
     assistant = open_assistant(settings)
-    configured = assistant.retriever.calibration.list_margin
-    print(f"{len(rows)} list questions; configured list_margin = {configured}")
-    by_margin: dict[float, dict[int, list[tuple[float, float]]]] = {}
-    for margin in sorted({*MARGINS, configured}):
-        with_margin(assistant, margin)
-        by_margin[margin] = {k: scores(assistant, rows, k) for k in (5, 10)}
-    with_margin(assistant, configured)
-    print("margin     P@5    R@5    P@10   R@10   (odd: P@10 R@10 | even: P@10 R@10)")
-    for margin, per_k in by_margin.items():
-        p5, r5 = mean(per_k[5])
-        p10, r10 = mean(per_k[10])
-        odd, even = mean(per_k[10][0::2]), mean(per_k[10][1::2])
-        label = "no cut" if margin == float("inf") else f"{margin:.2f}"
-        mark = " <- configured" if margin == configured else ""
-        print(
-            f"{label:<9} {p5:6.3f} {r5:6.3f} {p10:6.3f} {r10:6.3f}   "
-            f"({odd[0]:.3f} {odd[1]:.3f} | {even[0]:.3f} {even[1]:.3f}){mark}"
-        )
+    configured = assistant.retriever.calibration.list_min_coverage
+    print(f"{len(rows)} list questions; list_min_coverage = {configured}")
+    print(f"{'':<22} {'P@5':>6} {'R@5':>6} {'P@10':>6} {'R@10':>6}   (odd | even, at 10)")
+    for label, cut in (("answers, no cut", 0.0), (f"answers, cut {configured}", configured)):
+        print(line(label, *(written(assistant, rows, k, cut) for k in (5, 10))))
+    five, ten = swept(assistant, rows, 5), swept(assistant, rows, 10)
+    for cut in SWEEP:
+        print(line(f"sweep, cut {cut}", five[cut], ten[cut]))
     return 0
 
 

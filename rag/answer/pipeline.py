@@ -33,6 +33,7 @@ from rag.answer.extractive import ExtractiveOptions, extractive_answer
 from rag.answer.followup import follow_up
 from rag.answer.markers import check_citations
 from rag.answer.prompts import NOT_ANSWERED, answer_messages, rewrite_messages
+from rag.answer.question_kind import is_list_request
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.support import best_quotes
@@ -183,6 +184,8 @@ def _prepare(
     shown_papers = [s.paper for s in shown]
     cited = max((c.n for c in previous.citations), default=0) if previous is not None else 0
     reference = resolve(text, shown_papers, cited) if shown else None
+    if reference is not None and _asked_anew(text, reference, previous):
+        reference = None  # a new search, under the current filters and k
     if about is not None:  # asked from a paper's card: that paper alone, no search
         shown, shown_papers, cited = [RetrievedPaper(about, 1.0, 1.0)], [about], 1
         reference = Reference((1,), "about", focus=text)
@@ -205,6 +208,13 @@ def _prepare(
     if assistant.chat_model is not None:
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
     return turn
+
+
+def _asked_anew(text: str, reference: Reference, previous: CitedAnswer | None) -> bool:
+    """A new question, not a follow-up: the previous question asked again (after a filter
+    or the sources setting changed), or "Which papers ...?" naming a title's words."""
+    again = previous is not None and " ".join(text.split()) == " ".join(previous.question.split())
+    return again or (reference.how == "name" and is_list_request(text))
 
 
 def _clean_history(history: History) -> list[tuple[str, str]]:
@@ -256,11 +266,15 @@ def _clean_rewrite(text: str) -> str:
 
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.retriever.threshold
-    # A list names the retrieved papers above the relevance floor and near the best one.
+    # A list names the retrieved papers above the relevance floor that hold enough of the
+    # question's terms (the sources setting is a maximum, not a quota).
     calibration = assistant.retriever.calibration
     scores = assistant.retriever.paper_relevance(turn.standalone, turn.sources)
-    floor = max(threshold, max(scores, default=0.0) - calibration.list_margin)
-    relevant = tuple(score >= floor for score in scores)
+    shares = assistant.retriever.coverage(turn.standalone, turn.sources)
+    relevant = tuple(
+        score >= threshold and share >= calibration.list_min_coverage
+        for score, share in zip(scores, shares, strict=True)
+    )
     options = ExtractiveOptions(
         min_similarity=threshold, relevant=relevant, calibration=calibration
     )
