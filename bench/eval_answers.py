@@ -169,7 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         "--conversations",
         type=Path,
         nargs="+",
-        default=[BENCH / "conversations.jsonl", BENCH / "conversations_heldout.jsonl"],
+        default=[
+            BENCH / "conversations.jsonl",
+            BENCH / "conversations_heldout.jsonl",
+            BENCH / "conversations_zh.jsonl",
+        ],
         help="conversation sets (the second, by default, was written after the resolver)",
     )
     parser.add_argument("--list-questions", type=Path, default=BENCH / "list_questions.jsonl")
@@ -401,7 +405,8 @@ def expected_ids(refers_to: dict[str, Any], previous: CitedAnswer) -> list[str] 
         return [p.id for p in cited if p.tier == refers_to["tier"]]
     if refers_to.get("cited") == "first":
         return [cited[0].id] if cited else None
-    return [p.id for p in cited]
+    # "compare them": the comparison table takes the first four (rag.answer.followup)
+    return [p.id for p in cited][: 4 if refers_to.get("compare") else None]
 
 
 def score_conversation(
@@ -430,7 +435,8 @@ def score_conversation(
                 right = (
                     set(got) == set(wanted)
                     if wanted
-                    else not result.abstained and "None of the" in result.answer
+                    else not result.abstained
+                    and ("None of the" in result.answer or "没有一篇" in result.answer)
                 )
                 scores.total += 1
                 scores.right += right

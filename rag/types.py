@@ -46,6 +46,26 @@ class Paper:
         return tier_of(self.decision)
 
     @property
+    def untitled(self) -> bool:
+        """A seed abstract (a plain-text file of untitled paragraphs) that no title list named:
+        its "title" is a label made from its own text, and no venue or decision is known."""
+        return self.source.lower().endswith(".txt") and not self.extra.get("title_from")
+
+    @property
+    def shown_title(self) -> str:
+        """The title to show and cite: for an untitled abstract, where it comes from
+        ("untitled abstract (seed file NAME, paragraph N)"), after the method name it
+        introduces when its label is one ("ReBIND"), never its first sentence."""
+        if not self.untitled:
+            return self.title
+        tail = self.id.rsplit("-", 1)[-1]
+        paragraph = int(tail) if tail.isdigit() else self.position
+        where = f"untitled abstract (seed file {self.source}, paragraph {paragraph})"
+        label = self.title.strip()
+        named = label and not label.endswith(("…", "...")) and len(label.split()) <= 3
+        return f"{label}: {where}" if named else where
+
+    @property
     def content_hash(self) -> str:
         """Changes whenever anything indexed or shown changes (a re-fetched TL;DR too)."""
         fields: list[Any] = [self.title, self.abstract, list(self.authors), list(self.keywords)]

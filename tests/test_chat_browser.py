@@ -260,3 +260,24 @@ def test_a_three_turn_conversation_about_the_sources(app: App, browser: Any) -> 
     expect(third).to_contain_text("Method:")
     page.screenshot(path=str(ARTIFACTS / "chat-conversation.png"), full_page=True)
     page.close()
+
+
+def test_a_method_asked_by_name_is_cited_first_and_its_follow_up_stays_on_it(
+    app: App, browser: Any
+) -> None:
+    """Issue 20: "What is FlexPrefill?" cites FlexPrefill as [1]; "and how fast is it?" stays
+    on it (not on a title with the word "fast"); the page says how ordinals count."""
+    from playwright.sync_api import expect
+
+    page = open_page(app, browser)
+    first = ask(page, "What is FlexPrefill?", 0)
+    expect(first.locator("h3").first).to_contain_text("[1] FlexPrefill")
+    expect(page.locator(".st-key-card-0-1")).to_contain_text("cited")
+    marker = first.locator("a[href='#src-0-1']", has_text="[1]").first
+    assert (marker.get_attribute("title") or "").startswith("FlexPrefill")
+    expect(first).to_contain_text('Numbers count in this list: "the second one"')
+
+    second = ask(page, "and how fast is it?", 1)
+    expect(second.locator("h3").first).to_contain_text("[1] FlexPrefill")
+    expect(second).to_contain_text("Answered from the previous answer's sources [1]")
+    page.close()

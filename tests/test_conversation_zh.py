@@ -81,3 +81,11 @@ def test_ordinary_title_words_name_no_paper(
 ) -> None:
     found = resolve(question, ORDINARY, 1)
     assert (None if found is None else found.numbers) == expected
+
+
+def test_a_one_word_title_head_that_is_no_english_word_is_a_name() -> None:
+    listed = [*ORDINARY, paper("p", "Palu: KV-Cache Compression with Low-Rank Projection", "Oral")]
+    found = resolve("how does Palu compress the cache?", listed, 2)
+    assert found is not None and found.numbers == (5,)
+    topic = [*ORDINARY, paper("t", "Attention: Where It Goes", "Oral")]
+    assert resolve("how does attention work in transformers?", topic, 2) is None

@@ -80,3 +80,19 @@ def test_a_question_from_a_card_is_answered_from_that_paper_alone(seeds: Assista
     assert not result.abstained
     assert [c.paper_id for c in result.citations] == [paper.id]
     assert [s.paper.id for s in result.sources] == [paper.id]
+
+
+def test_a_new_question_is_searched_again_under_the_current_filter_and_k(
+    seeds: Assistant, listed: CitedAnswer
+) -> None:
+    """Issue 20, item 2: the same question after the sources setting or the decision filter
+    changed is a new search, not a reuse of the previous list."""
+    again = answer(LIST, assistant=seeds, previous=listed, k=3)
+    assert not again.scope_note and len(again.sources) <= 3
+    orals = answer(LIST, assistant=seeds, previous=listed, filters=Filters(["Oral"]))
+    assert not orals.scope_note  # no seed is an Oral: nothing of the old list comes back
+    assert all(s.paper.tier == "Oral" for s in orals.sources)
+    # "Which papers ...?" that names a listed title's method is a new question too.
+    named = listed.sources[0].paper.title.split(":")[0]
+    found = answer(f"Which papers use {named}?", assistant=seeds, previous=listed, k=3)
+    assert not found.scope_note and len(found.sources) <= 3

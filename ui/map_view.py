@@ -363,7 +363,7 @@ def _paper_finder(found: Explorer) -> None:
     st.selectbox(
         "Open a paper",
         options,
-        format_func=lambda pid: text_only((corpus.get(pid) or Paper(pid, pid, "")).title),
+        format_func=lambda pid: text_only((corpus.get(pid) or Paper(pid, pid, "")).shown_title),
         placeholder="Type a title…",
         key="explore_finder",
         on_change=_open_found,

@@ -50,7 +50,7 @@ def ask_about(paper: Paper) -> None:
 def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
     """Title, tier, link, topic, abstract, related papers and what to do with the paper."""
     with st.container(border=True, key=f"paper-card-{key}"):
-        st.subheader(display_text(paper.title), anchor=False)
+        st.subheader(display_text(paper.shown_title), anchor=False)
         url = safe_url(paper.url)
         facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
         facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
@@ -102,7 +102,7 @@ def _related_button(related: RelatedPaper, key: str, help: str | None = None) ->
     """One related paper as a link-like button that opens its card on the map."""
     tier = f" · {escape_text(related.paper.tier)}" if related.paper.tier else ""
     st.button(
-        f"{display_text(related.paper.title)}{tier}",
+        f"{display_text(related.paper.shown_title)}{tier}",
         key=key,
         type="tertiary",
         icon=":material/article:",
@@ -132,7 +132,7 @@ def show_comparison_picker(found: Explorer, assistant: Assistant) -> None:
         )
     else:
         names = ", ".join(
-            display_text((found.corpus.get(p) or Paper(p, p, "")).title) for p in basket
+            display_text((found.corpus.get(p) or Paper(p, p, "")).shown_title) for p in basket
         )
         st.caption(f"Chosen: {names}")
         left, right = st.columns(2)

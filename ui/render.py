@@ -180,7 +180,7 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
 
     def title(n: int) -> str:
         paper = answer.sources[n - 1].paper
-        parts = [paper.title, paper.tier or paper.decision or "decision unknown"]
+        parts = [paper.shown_title, paper.tier or paper.decision or "decision unknown"]
         said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
         return " · ".join(p for p in parts if p) + f" — {said}"
 
@@ -307,7 +307,7 @@ def source_rows(answer: CitedAnswer) -> list[SourceRow]:
 
 def source_line(row: SourceRow) -> str:
     """`[n] Title` for a source's heading (escaped; its math for KaTeX, macros as text)."""
-    return f"\\[{row.n}\\] {display_text(row.source.paper.title)}"
+    return f"\\[{row.n}\\] {display_text(row.source.paper.shown_title)}"
 
 
 def source_facts(
@@ -422,7 +422,9 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
         if citation.tier:
             entry += f" ({citation.tier})"
         url = safe_url(citation.url)
-        entry += f". <{url}>" if url else f". OpenReview id {escape_export(citation.paper_id)}"
+        seed = "untitled abstract (seed file" in citation.title  # its id is no OpenReview id
+        where = "seed abstract id" if seed else "OpenReview id"
+        entry += f". <{url}>" if url else f". {where} {escape_export(citation.paper_id)}"
         lines.append(entry)
     return "\n".join(lines).rstrip() + "\n"
 

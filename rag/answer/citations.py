@@ -89,7 +89,7 @@ class CitedAnswer:
                 {
                     "n": n,
                     "paper_id": s.paper.id,
-                    "title": s.paper.title,
+                    "title": s.paper.shown_title,
                     "decision": s.paper.decision,
                     "url": s.paper.url,
                 }
@@ -98,7 +98,7 @@ class CitedAnswer:
             # Added after the fields above (which stay as they were): a refusal as data.
             "refusal": self.refusal,
             "nearest": [
-                {"n": n, "paper_id": s.paper.id, "title": s.paper.title}
+                {"n": n, "paper_id": s.paper.id, "title": s.paper.shown_title}
                 for n, s in enumerate(self.nearest, start=1)
             ],
             "scope_note": self.scope_note,
@@ -137,7 +137,7 @@ def cite(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:
             Citation(
                 quote.n,
                 paper.id,
-                paper.title,
+                paper.shown_title,
                 paper.url,
                 paper.decision,
                 text,

@@ -204,7 +204,7 @@ def _listed(
             start = abstract.find(before.text)
             end = abstract.find(best.text, start) + len(best.text)
             shown = abstract[start:end] if 0 <= start < end else best.text
-        title = inert_markers(" ".join(sources[n - 1].paper.title.split()))
+        title = inert_markers(" ".join(sources[n - 1].paper.shown_title.split()))
         lines.append(f"- **{title}**: {inert_markers(shown)} [{n}]")
         quotes.append(Quote(n, sources[n - 1].paper.id, best.text, best.similarity))
     return ExtractiveAnswer("\n".join(lines), quotes)
@@ -397,7 +397,7 @@ def _render(
             continue
         paper = sources[n - 1].paper
         # Only the markers written here are citations; an abstract's own "[2]" is text.
-        lines += ["", f"**{inert_markers(paper.title)}** [{n}]"]
+        lines += ["", f"**{inert_markers(paper.shown_title)}** [{n}]"]
         for sentence, label in group:
             prefix = f"{fixed[label]}{fixed['label_end']}" if label else ""
             lines.append(f"- {prefix}{inert_markers(sentence.text)} [{n}]")

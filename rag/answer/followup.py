@@ -125,7 +125,7 @@ def _metadata_answer(
     for n, source in enumerate(listed, start=1):
         paper = source.paper
         facts = " · ".join(_fact(paper, ask, zh) for ask in asks)
-        lines.append(f"- **{inert_markers(' '.join(paper.title.split()))}** [{n}]: {facts}")
+        lines.append(f"- **{inert_markers(' '.join(paper.shown_title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
     return numbered(
         CitedAnswer(

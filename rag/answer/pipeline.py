@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from rag.answer.aspects import asked_aspect, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.extractive import ExtractiveOptions, extractive_answer
 from rag.answer.followup import follow_up
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
+from rag.answer.question_kind import is_list_request
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
@@ -219,6 +221,8 @@ def _prepare(
     shown_papers = [s.paper for s in shown]
     cited = max((c.n for c in previous.citations), default=0) if previous is not None else 0
     reference = resolve(text, shown_papers, cited) if shown else None
+    if reference is not None and _asked_anew(text, reference, previous):
+        reference = None  # a new search, under the current filters and k
     if about is not None:  # asked from a paper's card: that paper alone, no search
         shown, shown_papers, cited = [RetrievedPaper(about, 1.0, 1.0)], [about], 1
         reference = Reference((1,), "about", focus=text)
@@ -245,6 +249,13 @@ def _prepare(
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
         fit_prompt(turn, assistant, text, shown_papers)
     return turn
+
+
+def _asked_anew(text: str, reference: Reference, previous: CitedAnswer | None) -> bool:
+    """A new question, not a follow-up: the previous question asked again (after a filter
+    or the sources setting changed), or "Which papers ...?" naming a title's words."""
+    again = previous is not None and " ".join(text.split()) == " ".join(previous.question.split())
+    return again or (reference.how == "name" and is_list_request(text))
 
 
 def _clean_history(history: History) -> list[tuple[str, str]]:
@@ -300,12 +311,15 @@ def _clean_rewrite(text: str) -> str:
 
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.retriever.threshold
-    # A list names every retrieved paper above the relevance floor (up to the k retrieved).
-    relevant = tuple(
-        score >= threshold
-        for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
-    )
+    # A list names the retrieved papers above the relevance floor that hold enough of the
+    # question's terms (the sources setting is a maximum, not a quota).
     calibration = assistant.retriever.calibration
+    scores = assistant.retriever.paper_relevance(turn.standalone, turn.sources)
+    shares = assistant.retriever.coverage(turn.standalone, turn.sources)
+    relevant = tuple(
+        score >= threshold and share >= calibration.list_min_coverage
+        for score, share in zip(scores, shares, strict=True)
+    )
     options = ExtractiveOptions(
         min_similarity=threshold, relevant=relevant, calibration=calibration
     )
@@ -338,13 +352,18 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
     lang = question_language(turn.question)  # the heading and labels follow the question
-    result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
+    aspect = asked_aspect(turn.question) if turn.reference and len(sources) == 1 else None
+    if aspect is not None:  # "and how fast is it?": its speed sentence, or "reports none"
+        text, quotes = aspect_answer(aspect, sources[0], lang)
+    else:
+        result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
+        text, quotes = result.text, result.quotes
     return numbered(
         CitedAnswer(
             question=turn.question,
             standalone_question=turn.standalone,
-            answer=result.text,
-            citations=cite(result.quotes, turn.sources),
+            answer=text,
+            citations=cite(quotes, turn.sources),
             sources=turn.sources,
             abstained=False,
             model=assistant.model,

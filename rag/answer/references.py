@@ -397,8 +397,8 @@ def _title_name(title: str) -> str:
         first = title.split()[0] if title.split() else ""
         # "DarkBench Benchmarks ...", "MUSE-style ...": a coined first word (inner capitals)
         return first if _coined(first) else ""
-    if " " not in head and not _coined(head):
-        return ""  # "Attention: ..." names a topic, not a paper
+    if " " not in head and not _coined(head) and ordinary(head):
+        return ""  # "Attention: ..." names a topic, not a paper; "Palu: ..." a paper
     return head
 
 

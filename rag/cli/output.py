@@ -53,7 +53,7 @@ def paper_fields(paper: Paper, *names: str) -> dict[str, Any]:
 def ranked_line(rank: int, paper: Paper, similarity: float) -> str:
     """One line of a ranked list of papers: title, tier, id and similarity."""
     tier = f" [{paper.tier}]" if paper.tier else ""
-    return f"{rank}. {paper.title}{tier}  ({paper.id}, similarity {similarity:.2f})"
+    return f"{rank}. {paper.shown_title}{tier}  ({paper.id}, similarity {similarity:.2f})"
 
 
 class progress_bar:

@@ -101,10 +101,16 @@ def bibtex(papers: Iterable[Paper]) -> str:
     library = bibtexparser.Library()
     used: set[str] = set()
     seen: set[str] = set()
+    skipped: list[str] = []
     for paper in papers:
         if paper.id in seen:
             continue
         seen.add(paper.id)
+        if paper.untitled:  # an entry would pass a label off as an ICLR 2025 title
+            # Outside an entry BibTeX reads text as a comment, unless it holds an "@".
+            where = re.sub(r"[^\w .,():-]", "", " ".join(paper.shown_title.split()))
+            skipped.append(f"% No entry for {where}: {NO_ENTRY}")
+            continue
         key = citation_key(paper)
         unique, suffix = key, 2
         while unique in used:  # key, key2, key3, ...: plain ASCII however many collide
@@ -121,7 +127,15 @@ def bibtex(papers: Iterable[Paper]) -> str:
         if paper.url.startswith(("https://", "http://")):
             fields.append(model.Field("url", _url(paper.url)))
         library.add(model.Entry("inproceedings", unique, fields))
-    return str(bibtexparser.write_string(library))
+    written = str(bibtexparser.write_string(library)) if library.entries else ""
+    return "".join(f"{line}\n" for line in skipped) + written
+
+
+# Why an untitled seed abstract gets no entry (issue 20, item 8).
+NO_ENTRY = (
+    "an untitled abstract from a seed file; its title, authors and venue are not known, and "
+    "a citation needs them."
+)
 
 
 def _ascii(text: str) -> str:

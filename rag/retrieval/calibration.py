@@ -79,6 +79,11 @@ class Calibration:
     result_bonus: float = 0.05  # a finding, when results are not what is asked
     problem_penalty: float = 0.1  # a problem statement or background
     leaning_penalty: float = 0.1  # a sentence that leans on the one before it
+    # A list answer ("Which papers ...") names the retrieved papers at or above the relevance
+    # threshold whose title and abstract hold at least this rarity-weighted share of the
+    # question's terms: the sources setting is a maximum, not a quota
+    # (bench/list_precision.py sweeps it on data/eval/list_questions.jsonl; 0 = no cut).
+    list_min_coverage: float = 0.45
 
     # The topic map (rag.explore.topicmap): weight of the map coordinates (in [-1, 1]) beside
     # the unit vectors when clustering topics (no sweep script; the agreement figures in

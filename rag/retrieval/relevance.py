@@ -72,13 +72,10 @@ class Relevance:
             return [e + adjust for e in evidence]
         query = english_query(query)
         keyword = self.index.keyword_index()
-        wanted = terms(query)
-        total = sum(keyword.idf(t) for t in wanted)
-        scores = []
-        for r in results:
-            found = terms(f"{r.paper.title}\n{r.paper.abstract}") & wanted
-            coverage = sum(keyword.idf(t) for t in found) / total if total else 0.0
-            scores.append(r.similarity + c.lexical_weight * coverage)
+        scores = [
+            r.similarity + c.lexical_weight * coverage
+            for r, coverage in zip(results, self.coverage(query, results), strict=True)
+        ]
         if len(keyword.chunk_ids) < c.vocabulary_min_chunks:
             # Too few abstracts to tell an unknown term from an unlucky one; instead a higher
             # bar: the same rule without the penalty lets off-topic questions through
@@ -86,6 +83,18 @@ class Relevance:
             return [s - c.small_corpus_margin for s in scores]
         unknown = min(len(keyword.unknown_terms(query)), 3)
         return [s - c.unknown_term_penalty * unknown for s in scores]
+
+    def coverage(self, query: str, results: list[RetrievedPaper]) -> list[float]:
+        """Per result, the rarity-weighted share of the question's terms (its English, for
+        a Chinese question the gloss) that its title and abstract contain."""
+        keyword = self.index.keyword_index()
+        wanted = terms(english_query(query))
+        total = sum(keyword.idf(t) for t in wanted)
+        shares = []
+        for r in results:
+            found = terms(f"{r.paper.title}\n{r.paper.abstract}") & wanted
+            shares.append(sum(keyword.idf(t) for t in found) / total if total else 0.0)
+        return shares
 
     def _crosslingual_evidence(
         self,

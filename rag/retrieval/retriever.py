@@ -206,6 +206,10 @@ class Retriever:
         """Each result's own relevance to `query` (`Relevance.paper_relevance`)."""
         return self.judge.paper_relevance(query, results)
 
+    def coverage(self, query: str, results: list[RetrievedPaper]) -> list[float]:
+        """Each result's share of the question's terms (`Relevance.coverage`)."""
+        return self.judge.coverage(query, results)
+
     def is_relevant(self, query: str, results: list[RetrievedPaper]) -> bool:
         """Whether the results answer `query` well enough to answer from them."""
         return self.judge.is_relevant(query, results)

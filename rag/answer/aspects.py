@@ -1,0 +1,86 @@
+"""Follow-ups that ask one measurable thing of a paper ("and how fast is it?", "how is it
+evaluated?", "它有多快？"): the quote is the sentence that reports it, or the answer says
+plainly that the abstract reports none, instead of quoting its nearest background sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag.answer.extractive import contribution_sentence
+from rag.answer.markers import inert_markers
+from rag.answer.support import Quote
+from rag.index.chunking import sentences
+from rag.lang.messages import MESSAGES
+from rag.types import RetrievedPaper
+
+
+@dataclass(frozen=True)
+class Aspect:
+    name: str
+    asked: re.Pattern[str]  # the question asks for it
+    reported: re.Pattern[str]  # a sentence reports it
+    none_en: str
+    none_zh: str
+
+
+ASPECTS = (
+    Aspect(
+        "speed",
+        re.compile(
+            r"\bhow\s+(?:fast|quick(?:ly)?|slow)\b|\b(?:speed|speed-?ups?|latency|throughput"
+            r"|faster|runtime|wall-?clock)\b|多快|速度|加速|延迟|吞吐",
+            re.I,
+        ),
+        re.compile(
+            r"\d+(?:\.\d+)?\s*(?:x|×)(?![a-z])|\bspeed-?ups?\b|\bfaster\b|\blatency\b"
+            r"|\bthroughput\b|\b(?:ms|milliseconds?|seconds?|hours?)\b|\baccelerat\w*",
+            re.I,
+        ),
+        "The abstract reports no speed figure.",
+        "摘要没有给出速度数据。",
+    ),
+    Aspect(
+        "evaluation",
+        re.compile(
+            r"\bhow\s+(?:is|was|are|were)\s+(?:it|they|this|that|the\s+\w+)\s+(?:evaluated|tested"
+            r"|measured|benchmarked)\b|\bwhat\s+(?:benchmarks?|datasets?)\b|\bevaluat\w*\s+on\b"
+            r"|如何评估|怎么评估|评测|基准",
+            re.I,
+        ),
+        re.compile(
+            r"\b(?:benchmarks?|datasets?|evaluat\w*|experiments?|tested|resolve\s+rate|accuracy"
+            r"|outperform\w*|state-of-the-art)\b|\d+(?:\.\d+)?\s*%",
+            re.I,
+        ),
+        "The abstract names no benchmark or evaluation.",
+        "摘要没有提到评测基准或实验。",
+    ),
+)
+
+
+def asked_aspect(question: str) -> Aspect | None:
+    return next((a for a in ASPECTS if a.asked.search(question)), None)
+
+
+def aspect_answer(
+    aspect: Aspect, source: RetrievedPaper, lang: str = "en"
+) -> tuple[str, list[Quote]]:
+    """The answer from one paper's abstract: its sentences that report `aspect` (up to two,
+    the ones with figures first), or the plain statement that it reports none, with the
+    paper's contribution sentence so the citation still points at evidence."""
+    paper = source.paper
+    texts = sentences(paper.abstract) or [paper.abstract]
+    found = [t for t in texts if aspect.reported.search(t)]
+    found.sort(key=lambda t: -len(re.findall(r"\d", t)))  # figures first; stable otherwise
+    chosen = sorted(found[:2], key=texts.index)
+    title = inert_markers(" ".join(paper.shown_title.split()))
+    lines = [MESSAGES[lang]["heading"], "", f"**{title}** [1]"]
+    if chosen:
+        lines += [f"- {inert_markers(t)} [1]" for t in chosen]
+        return "\n".join(lines), [Quote(1, paper.id, chosen[0], 1.0)]
+    contribution = contribution_sentence(paper.abstract)
+    none = aspect.none_zh if lang == "zh" else aspect.none_en
+    lines += [f"- {none}", f"- {inert_markers(contribution)} [1]"]
+    return "\n".join(lines), [Quote(1, paper.id, contribution, 1.0)]

@@ -1,0 +1,53 @@
+"""Issue 20, item 4: a follow-up asking how fast (or how evaluated) quotes the sentence that
+says so, or says the abstract reports none, never a background sentence."""
+
+from __future__ import annotations
+
+from rag.answer.aspects import asked_aspect, aspect_answer
+from rag.types import Paper, RetrievedPaper
+
+FLEX = Paper(
+    "flex",
+    "FlexPrefill: A Context-Aware Sparse Attention Mechanism",
+    "Large language models struggle with long sequences. A promising approach is top-k "
+    "attention, which keeps the k largest scores. We propose FlexPrefill, which decides the "
+    "sparse pattern of each head with the Jensen-Shannon divergence. Experiments show speedups "
+    "of up to 3.5x over dense attention with no loss in accuracy.",
+)
+NO_FIGURE = Paper(
+    "plain",
+    "A Study of Attention",
+    "Attention is widely used. Prior work is limited. We propose a new analysis of attention "
+    "heads and show what they encode.",
+)
+
+
+def one(paper: Paper) -> RetrievedPaper:
+    return RetrievedPaper(paper, 1.0, 1.0)
+
+
+def test_how_fast_quotes_the_speed_figure() -> None:
+    aspect = asked_aspect("and how fast is it?")
+    assert aspect is not None and aspect.name == "speed"
+    text, quotes = aspect_answer(aspect, one(FLEX))
+    assert [q.quote for q in quotes] == [
+        "Experiments show speedups of up to 3.5x over dense attention with no loss in accuracy."
+    ]
+    assert "top-k" not in text
+
+
+def test_no_speed_figure_is_said_plainly_in_either_language() -> None:
+    aspect = asked_aspect("它有多快？")
+    assert aspect is not None
+    text, quotes = aspect_answer(aspect, one(NO_FIGURE), "zh")
+    assert "摘要没有给出速度数据。" in text
+    assert (
+        quotes[0].quote == "We propose a new analysis of attention heads and show what they encode."
+    )
+    text, _ = aspect_answer(aspect, one(NO_FIGURE))
+    assert "The abstract reports no speed figure." in text
+
+
+def test_other_questions_ask_no_aspect() -> None:
+    assert asked_aspect("summarize the second one") is None
+    assert asked_aspect("how is it evaluated?") is not None

@@ -1,0 +1,40 @@
+"""Untitled seed abstracts are shown as what they are and get no BibTeX entry (issue 20,
+item 8)."""
+
+from __future__ import annotations
+
+from rag.explore.bibtex import NO_ENTRY, bibtex
+from rag.types import Paper
+
+
+def test_an_untitled_seed_is_shown_by_its_file_and_paragraph(seed_papers: list[Paper]) -> None:
+    gist = next(p for p in seed_papers if p.id == "003_4ff9ec978693024e-006")
+    assert gist.untitled and gist.title.startswith("The imperative to eliminate")
+    assert gist.shown_title == (
+        "untitled abstract (seed file 003_4ff9ec978693024e.txt, paragraph 6)"
+    )
+    named = next(p for p in seed_papers if p.title == "ReBIND")
+    assert named.shown_title == (
+        "ReBIND: untitled abstract (seed file 000_8151f1bd5b6a28e2.txt, paragraph 2)"
+    )
+
+
+def test_a_titled_paper_keeps_its_title() -> None:
+    paper = Paper(
+        "abc", "FlexPrefill: Sparse Attention", "We propose FlexPrefill.", source="x.jsonl"
+    )
+    assert not paper.untitled and paper.shown_title == paper.title
+
+
+def test_untitled_seeds_get_no_bibtex_entry_and_say_why(seed_papers: list[Paper]) -> None:
+    gist = next(p for p in seed_papers if p.id == "003_4ff9ec978693024e-006")
+    titled = Paper(
+        "WK6K1FMEQ1", "Does Spatial Cognition Emerge in Frontier Models?", "Not yet.",
+        decision="Accept (Poster)", url="https://openreview.net/forum?id=WK6K1FMEQ1",
+    )  # fmt: skip
+    text = bibtex([gist, titled])
+    assert text.count("@inproceedings") == 1 and "Spatial Cognition" in text
+    assert "imperative" not in text
+    where = "untitled abstract (seed file 003_4ff9ec978693024e.txt, paragraph 6)"
+    assert f"% No entry for {where}: {NO_ENTRY}" in text
+    assert bibtex([gist]).startswith("% No entry") and "@" not in bibtex([gist])
