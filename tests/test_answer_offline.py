@@ -54,7 +54,7 @@ def assert_only_quotes(result: CitedAnswer) -> None:
         n = int(match.group(3))
         paper = result.sources[n - 1].paper
         if match.group(1):  # a list line: title, then the quoted stretch of the abstract
-            assert match.group(1) == " ".join(paper.title.split())
+            assert match.group(1) == " ".join(paper.shown_title.split())
             assert match.group(2) in paper.abstract
         else:
             assert match.group(2) in sentences(paper.abstract)
@@ -63,7 +63,7 @@ def assert_only_quotes(result: CitedAnswer) -> None:
     assert_numbered(result)
     for c in result.citations:
         paper = result.sources[c.n - 1].paper
-        assert c.paper_id == paper.id and c.title == paper.title
+        assert c.paper_id == paper.id and c.title == paper.shown_title
         assert (c.decision, c.tier) == (paper.decision, paper.tier)
         assert c.quote in paper.abstract
         assert f"{c.quote} [{c.n}]" in result.answer  # the quote is one of the cited lines

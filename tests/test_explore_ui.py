@@ -133,6 +133,8 @@ def test_a_paper_card_has_related_papers_and_asks_about_the_paper() -> None:
     assert turn.question == f'Summarize the paper "{opened}"'
     assert turn.answer is not None and turn.answer.citations
     assert turn.answer.sources[turn.answer.citations[0].n - 1].paper.title == opened
+    # Issue 20, item 5: answered from that paper alone, no other paper brought in.
+    assert [s.paper.title for s in turn.answer.sources] == [opened]
 
 
 @pytest.mark.slow

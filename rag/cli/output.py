@@ -92,4 +92,5 @@ def say_answer(result: Any) -> None:
         else:
             unchecked = "" if c.supported else " (nearest sentence; not checked)"
             say(f'    "{c.quote}"{unchecked}')
-    say(f"\n(answered by {result.model})")
+    note = getattr(result, "scope_note", "")  # a follow-up answered from earlier sources
+    say(f"\n(answered by {result.model}{'; ' + note if note else ''})")
