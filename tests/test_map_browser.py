@@ -195,7 +195,8 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     assert len(shown - {f"[{n}]" for n in numbers}) >= 4  # topic labels too
     assert not scrolls_sideways(page), "the Map view scrolls sideways"
     ARTIFACTS.mkdir(exist_ok=True)
-    page.evaluate("() => window.scrollTo(0, 0)")
+    chart.evaluate("el => el.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(300)
     page.screenshot(path=str(ARTIFACTS / f"map-{viewport}.png"))
     print(f"{viewport}: Show on map {shown_after:.2f} s")
 
@@ -225,8 +226,9 @@ def test_bitstacks_card_and_comparison_show_no_raw_latex(map_app: str, browser: 
     page.get_by_test_id("stButtonGroup").get_by_text("Map", exact=True).click()
     finder = page.get_by_test_id("stSelectbox").filter(has_text="Open a paper")
     expect(finder).to_be_visible(timeout=TIMEOUT)
-    finder.click()
-    page.keyboard.type("BitStack")
+    combobox = finder.get_by_role("combobox")
+    combobox.click()
+    combobox.fill("BitStack")
     page.get_by_role("option", name=re.compile("BitStack")).first.click()
     card = page.locator("[class*='st-key-paper-card-map']")
     expect(card).to_contain_text("from capability to availability", timeout=TIMEOUT)
