@@ -7,7 +7,14 @@ Builds an index of the first `--base` bundled papers, opens it as the app does (
 `open_assistant`, warmed up), answers questions with the offline answerer in a loop while
 `rag ingest` adds `--added` more papers in a child process, then answers the same questions
 again, and once more in a fresh reader. Prints per-phase medians and maxima, and where the time
-of the slowest answers went (cProfile).
+of the slowest answers went (cProfile). `--ui` does the same through the page (AppTest, one
+session): seconds per question and the seconds spent in the page's and the index's functions.
+
+Measured (2 shared cores, --ui --base 300 --added 60): before 3 questions, during 34, after 3,
+fresh session 3: the chat answered every one (no "Not sent"), but the session that lived
+through the ingest took 17.7 s per question after it (1.3 s in a new session, same process),
+41 s of the 53 s in ui.explore.corpus_of -> read_paper_vectors, re-read on every turn's redraw
+instead of once per generation. Not yet fixed: see docs/hardening.md.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -61,11 +69,104 @@ def summary(times: list[float]) -> dict[str, float]:
     }
 
 
+UI_SCRIPT = """
+import json, os, sys, time, subprocess
+from streamlit.testing.v1 import AppTest
+app_path, index, more, question = sys.argv[1:5]
+# Where a rerun's time goes: these functions' total seconds, per phase.
+import importlib
+spent = {}
+def timer(module, owner, name):
+    target = importlib.import_module(module)
+    target = getattr(target, owner) if owner else target
+    original = getattr(target, name)
+    key = f"{owner or module}.{name}"
+    def wrapped(*a, **k):
+        t = time.perf_counter()
+        try:
+            return original(*a, **k)
+        finally:
+            spent[key] = spent.get(key, 0.0) + time.perf_counter() - t
+    setattr(target, name, wrapped)
+for spec in [
+    ("rag.index.papers", "PaperIndex", "current_generation"),
+    ("rag.index.papers", "PaperIndex", "stats"),
+    ("rag.index.papers", "PaperIndex", "dense_search"),
+    ("rag.index.papers", "PaperIndex", "get_papers"),
+    ("rag.index.papers", "PaperIndex", "keyword_index"),
+    ("rag.index.bm25", "KeywordIndex", "search"),
+    ("rag.explore.topicmap", None, "read_cached_map"),
+    ("rag.index.vectors", None, "read_paper_vectors"),
+    ("rag.answer.assistant", "Assistant", "stats"),
+    ("ui.explore", None, "_load_explorer"),
+    ("ui.explore", None, "corpus_of"),
+    ("ui.papers_view", None, "answer_tools"),
+    ("ui.chat_view", None, "show_source"),
+    ("ui.chat_view", None, "show_reply"),
+    ("ui.chat_view", None, "stream_answer"),
+]:
+    try:
+        timer(*spec)
+    except AttributeError:
+        pass
+def ask(at):
+    start = time.perf_counter()
+    at.chat_input[0].set_value(question).run()
+    shown = " ".join(m.value for m in at.markdown) + " ".join(e.value for e in at.error)
+    return time.perf_counter() - start, "Not sent" in shown[-400:]
+def phase_spent():
+    out = {k: round(v, 2) for k, v in sorted(spent.items(), key=lambda kv: -kv[1])}
+    spent.clear()
+    return out
+at = AppTest.from_file(app_path, default_timeout=600).run()
+out = {"before": [ask(at) for _ in range(3)]}
+spent_by_phase = {"before": phase_spent()}
+child = subprocess.Popen(
+    [sys.executable, "-m", "rag.cli.main", "ingest", "--index", index, more],
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+)
+out["during"] = []
+while child.poll() is None:
+    out["during"].append(ask(at))
+spent_by_phase["during"] = phase_spent()
+out["after"] = [ask(at) for _ in range(3)]
+spent_by_phase["after"] = phase_spent()
+fresh = AppTest.from_file(app_path, default_timeout=600).run()
+out["fresh"] = [ask(fresh) for _ in range(3)]
+spent_by_phase["fresh"] = phase_spent()
+print(json.dumps({"runs": out, "spent": spent_by_phase}))
+"""
+
+
+def ui_phases(root: Path, more: Path) -> dict[str, object]:
+    """The same phases through the page (AppTest, one session, in a child process): seconds per
+    question (the whole rerun, every earlier turn redrawn), and how many were not sent."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env.update(RAG_STORE__INDEX_DIR=str(root / "index"), RAG_LLM__MODEL="offline")
+    env.update(RAG_UI__FEEDBACK_PATH=str(root / "feedback.jsonl"))
+    app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+    args = [app, str(root / "index"), str(more), QUESTIONS[0]]
+    done = subprocess.run(
+        [sys.executable, "-c", UI_SCRIPT, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        phase: summary([t for t, _ in runs])
+        | {"not_sent": sum(n for _, n in runs), "spent_s": raw["spent"][phase]}
+        for phase, runs in raw["runs"].items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", type=int, default=300)
     parser.add_argument("--added", type=int, default=150)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--ui", action="store_true", help="through the page (AppTest) only")
     args = parser.parse_args()
     lines = BUNDLED_PAPERS.read_text(encoding="utf-8").splitlines()
     root = Path(tempfile.mkdtemp(prefix="bench-serve-ingest-"))
@@ -77,6 +178,9 @@ def main() -> None:
     )
     embeddings = make_embeddings(settings.embedding)
     build_index(settings, [first], embeddings=embeddings)
+    if args.ui:
+        print(json.dumps(ui_phases(root, more), indent=2))
+        return
     assistant = open_assistant(settings, embeddings=embeddings)
     assistant.warm_up()
     results: dict[str, object] = {"base_papers": args.base, "added_papers": args.added}
