@@ -61,6 +61,7 @@ _lock = threading.Lock()
 # (cache file, index generation) -> what was read or computed; sessions of a process share it.
 _corpora: dict[tuple[str, str], PaperVectors] = {}
 _explorers: dict[tuple[str, str], Explorer] = {}
+_failed: dict[tuple[str, str], str] = {}  # a read that failed for this key, not retried
 
 
 def _key(assistant: Assistant) -> tuple[str, str]:
@@ -69,12 +70,25 @@ def _key(assistant: Assistant) -> tuple[str, str]:
 
 
 def corpus_of(assistant: Assistant) -> PaperVectors:
-    """Every paper with its vector, read once per index generation (about a second)."""
+    """Every paper with its vector, read once per index generation (about a second).
+
+    A failed read is remembered for its generation too: in a process that lived through an
+    ingest by another one, Chroma's embeddings read fails ("Error executing plan"), and
+    retrying it on every turn's redraw made each question take 17.7 s instead of 1.3 s.
+    """
     key = _key(assistant)
     with _lock:
+        failed = _failed.get(key)
+        if failed is not None:
+            raise StoreError(failed)
         if key not in _corpora:
             _corpora.clear()
-            _corpora[key] = read_paper_vectors(assistant.retriever.index, key[1])
+            try:
+                _corpora[key] = read_paper_vectors(assistant.retriever.index, key[1])
+            except StoreError as e:
+                _failed.clear()
+                _failed[key] = str(e)
+                raise
         return _corpora[key]
 
 
