@@ -542,6 +542,10 @@ def test_the_sources_setting_changes_what_the_answer_shows(app_env: Path) -> Non
     ask(at, EVAL_QUESTION)
     few, many = (t.answer for t in turns(at))
     assert few is not None and many is not None
+    # The uncited sources listed under the first answer are folded under the second: shown.
+    for toggle in at.toggle:
+        if toggle.key and toggle.key.startswith("repeats-"):
+            toggle.set_value(True).run()
     assert len(card_titles(at, 0)) == len(few.sources) == 2
     assert len(card_titles(at, 1)) == len(many.sources) == 8
     assert [s.paper.id for s in many.sources[:2]] == [s.paper.id for s in few.sources]
