@@ -285,10 +285,12 @@ def _standalone(
         return question
     try:
         messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
-        reply = llm_budget.invoke(assistant.chat_model, messages, budget)
+        # Streamed, so a timeout closes the request and a local server stops working on it.
+        chunks = llm_budget.stream(assistant.chat_model, messages, budget)
+        reply = "".join(_text(chunk.content) for chunk in chunks)
     except Exception as e:
         raise _model_error(e, assistant, original) from None
-    rewritten = _clean_rewrite(_text(reply.content))
+    rewritten = _clean_rewrite(reply)
     titles = [p.title for p in previous or ()]
     return accepted(rewritten, question, turns, titles) or question
 
