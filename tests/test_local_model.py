@@ -53,7 +53,7 @@ def config_for(tmp_path: Path, server: LlamaServer, **llm: object) -> Path:
     }
     lines = ["[llm]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
     lines += ["[retrieval]", "k = 15"]
-    path = tmp_path / "smollm2.toml"
+    path = tmp_path / f"smollm2-{len(list(tmp_path.glob('*.toml')))}.toml"  # one per call
     path.write_text("\n".join(lines) + "\n")
     return path
 
