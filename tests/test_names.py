@@ -63,6 +63,29 @@ def test_bm25_searches_a_query_of_one_content_term() -> None:
     assert keyword.search("sourdough", 3) == []  # a term no chunk has
 
 
+def test_bm25_built_with_numpy_scores_as_the_scipy_matrix_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """rag.index.bm25 builds bm25s' matrix with numpy so a search need not import scipy."""
+    import bm25s
+    import numpy as np
+    import scipy.sparse
+
+    # bm25s was imported with scipy hidden (rag.index.bm25): give its scipy backend scipy.
+    monkeypatch.setattr(bm25s, "sp", scipy.sparse, raising=False)
+    monkeypatch.setattr(bm25s, "SCIPY_AVAILABLE", True)
+
+    from rag.index.bm25 import _tokenize
+
+    texts = [p["abstract"] for p in read_jsonl(CORPUS_JSONL)[:300]]
+    keyword = KeywordIndex.build([str(i) for i in range(300)], ["p"] * 300, texts, "g")
+    reference = bm25s.BM25(csc_backend="scipy")
+    reference.index(_tokenize(texts), show_progress=False)
+    assert keyword.retriever is not None
+    for name in ("data", "indices", "indptr"):
+        assert np.array_equal(keyword.retriever.scores[name], reference.scores[name]), name
+
+
 # Names, without an index ---------------------------------------------------------------------
 
 
