@@ -131,6 +131,16 @@ def start_app(monkeypatch: pytest.MonkeyPatch, index: Path, corpus: Path) -> App
     return at
 
 
+def test_the_progress_wording_claims_no_embedding() -> None:
+    """A build with the shipped vectors embeds nothing: the bar says papers stored."""
+    from ui.index_view import build_message
+
+    for done in (640, 2123):
+        status = BuildStatus(pid=1, done=done, total=2123, started=0.0, updated=32.0)
+        text = build_message(status)
+        assert f"{done:,} " in text and "papers stored" in text and "embedded" not in text
+
+
 @pytest.mark.slow
 def test_the_page_opened_during_a_build_shows_its_progress_then_the_chat(
     tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
@@ -141,7 +151,7 @@ def test_the_page_opened_during_a_build_shows_its_progress_then_the_chat(
     status_path(settings).write_text(json.dumps(running))
     at = start_app(monkeypatch, index, small_corpus)
     [bar] = at.get("progress")
-    assert "640 of 2,123 papers embedded, about 74 s left" in bar.proto.text
+    assert "640 of 2,123 papers stored, about 74 s left" in bar.proto.text
     assert not [b for b in at.button if "index" in b.label]  # nothing to click: it is coming
     assert "updates by itself" in " ".join(c.value for c in at.caption)
 

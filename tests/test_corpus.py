@@ -287,3 +287,9 @@ def test_an_index_of_the_seeds_takes_the_bundle_without_doubles(
     results = json.loads(capsys.readouterr().out)["results"]
     assert results[0]["paper_id"] == REBIND and results[0]["title"] == REBIND_TITLE
     assert sum("Lennard-Jones" in r["abstract"] for r in results) == 1
+
+
+def test_normalise_folds_accents_and_leaves_ascii_text_as_it_was() -> None:
+    # normalise skips the per-character accent filter for ASCII text (5 s of an ingest).
+    assert normalise("Café — naïve \\mathcal{O}(n) Señor") == "cafe naive o n senor"
+    assert normalise("A  Fast, RELU-based\tmodel.") == "a fast relu based model"

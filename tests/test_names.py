@@ -18,7 +18,7 @@ from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
 from rag.index.bm25 import KeywordIndex
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
-from rag.retrieval.names import NameIndex, name_shaped, subject, title_names
+from rag.retrieval.names import NameIndex, PaperNames, name_shaped, subject, title_names
 from rag.settings import Settings
 from rag.types import Paper
 from tests.helpers import CORPUS_JSONL, ROOT, make_settings, read_jsonl
@@ -61,6 +61,29 @@ def test_bm25_searches_a_query_of_one_content_term() -> None:
         assert found[0][0] == first, query
     assert keyword.search("the of what is", 3) == []  # no content term: nothing to match
     assert keyword.search("sourdough", 3) == []  # a term no chunk has
+
+
+def test_bm25_built_with_numpy_scores_as_the_scipy_matrix_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """rag.index.bm25 builds bm25s' matrix with numpy so a search need not import scipy."""
+    import bm25s
+    import numpy as np
+    import scipy.sparse
+
+    # bm25s was imported with scipy hidden (rag.index.bm25): give its scipy backend scipy.
+    monkeypatch.setattr(bm25s, "sp", scipy.sparse, raising=False)
+    monkeypatch.setattr(bm25s, "SCIPY_AVAILABLE", True)
+
+    from rag.index.bm25 import _tokenize
+
+    texts = [p["abstract"] for p in read_jsonl(CORPUS_JSONL)[:300]]
+    keyword = KeywordIndex.build([str(i) for i in range(300)], ["p"] * 300, texts, "g")
+    reference = bm25s.BM25(csc_backend="scipy")
+    reference.index(_tokenize(texts), show_progress=False)
+    assert keyword.retriever is not None
+    for name in ("data", "indices", "indptr"):
+        assert np.array_equal(keyword.retriever.scores[name], reference.scores[name]), name
 
 
 # Names, without an index ---------------------------------------------------------------------
@@ -172,6 +195,22 @@ def small(tmp_path_factory: pytest.TempPathFactory, embeddings: LocalEmbeddings)
     settings = make_settings(folder / "index")
     build_index(settings, [write_records(folder / "papers.jsonl", TITLES)], embeddings=embeddings)
     return open_assistant(settings, embeddings=embeddings)
+
+
+def test_a_new_process_reads_the_saved_name_index_instead_of_every_title(
+    small: Assistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = small.retriever.index
+    built = PaperNames(index).current()  # saved with the BM25 index, if not already
+    assert len(built) > 0
+    # A fresh PaperNames is what a new process starts with; it must not read the papers back.
+    monkeypatch.setattr(index, "all_papers", lambda: pytest.fail("rebuilt the name index"))
+    assert PaperNames(index).current() == built
+    # Another generation (a re-ingest) is not served the old names: they are built again.
+    keyword = index.keyword_index()
+    newer = KeywordIndex(None, [], [], "another-generation", keyword.term_counts)
+    monkeypatch.setattr(index, "all_papers", lambda: [paper("FooNet: A Test", pid="foo")])
+    assert PaperNames(index).current(newer).match("What is FooNet?") is not None
 
 
 def cited_first(result: CitedAnswer) -> str:

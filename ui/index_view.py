@@ -85,10 +85,11 @@ def build_message(status: BuildStatus) -> str:
     if not status.total:
         return "Building the index: loading the corpus…"
     if status.done >= status.total:
-        return f"Building the index: {status.total:,} papers embedded, writing the keyword index…"
+        return f"Building the index: {status.total:,} papers stored, writing the keyword index…"
     eta = status.eta_seconds()
     left = f", about {eta:.0f} s left" if eta is not None else ""
-    return f"Building the index: {status.done:,} of {status.total:,} papers embedded{left}"
+    # "stored", not "embedded": with the bundled corpus's shipped vectors nothing is embedded.
+    return f"Building the index: {status.done:,} of {status.total:,} papers stored{left}"
 
 
 @st.fragment(run_every=2)
@@ -101,7 +102,8 @@ def follow_the_build(settings: Settings) -> None:
     share = min(status.done / status.total, 1.0) if status.total else 0.0
     st.progress(share, text=build_message(status))
     st.caption(
-        "The first start embeds the whole corpus on this machine (a progress bar runs in the "
+        "The first start indexes the whole corpus on this machine, embedding only what the "
+        "vectors shipped with the bundled corpus do not cover (a progress bar runs in the "
         "terminal too). This page updates by itself and opens the chat when the index is ready."
     )
 

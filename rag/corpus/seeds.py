@@ -153,5 +153,7 @@ _LATEX_STYLE = re.compile(
 def normalise(abstract: str) -> str:
     """Abstract text for matching: no LaTeX styling, accents, punctuation, case or spacing."""
     text = unicodedata.normalize("NFKD", _LATEX_STYLE.sub(" ", abstract))
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    if not text.isascii():  # most abstracts are: the per-character filter was 5 s of an ingest
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.casefold()
     return " ".join(re.findall(r"\w+", text))

@@ -7,10 +7,14 @@ or host shows up at its next search; an unchanged index is read back from disk, 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -46,6 +50,31 @@ class KeywordCache:
     def save(self, index: KeywordIndex) -> None:
         index.save(self.directory)
         self._index = index
+
+    def saved_extra(self, name: str, generation: str, version: int) -> Any:
+        """What `save_extra` kept for `generation` (derived from the same index, such as the
+        name index of rag.retrieval.names), or None when it is missing, stale or unreadable."""
+        try:
+            data = json.loads((self.directory / f"{name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        if data.get("generation") != generation or data.get("version") != version:
+            return None
+        return data.get("value")
+
+    def save_extra(self, name: str, generation: str, version: int, value: Any) -> None:
+        """Keep `value` (JSON) beside the BM25 index; it goes when the index is rebuilt. Best
+        effort: a folder swapped by another process's rebuild just means no cache."""
+        path = self.directory / f"{name}.json"
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+        record = {"generation": generation, "version": version, "value": value}
+        try:
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     def drop(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
