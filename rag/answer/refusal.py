@@ -6,11 +6,15 @@ the answer (`CitedAnswer.refusal`, `.nearest`) for readers that show them their 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rag.answer.assistant import Assistant
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
-from rag.lang.gloss import language, mostly_cjk
+from rag.common.lexical import STOPWORDS, stem, terms
+from rag.lang.gloss import english_query, language, mostly_cjk
 from rag.lang.messages import message
+from rag.retrieval.names import english_words
 from rag.types import NEAREST_SHOWN, RetrievedPaper
 
 ENGLISH_ONLY = (
@@ -36,11 +40,40 @@ def abstention(
     ):
         lines.append(ENGLISH_ONLY)
     refusal = "\n".join(lines)
-    named = nearest[:NEAREST_SHOWN]
+    found = nearest_by_meaning(standalone, nearest)
+    named = found.named
     if named:
         lines += ["", message("nearest", question)]
         lines += [f"- {inert_markers(r.paper.title)}" for r in named]
-    return _refused(question, standalone, "\n".join(lines), refusal, nearest, assistant)
+    return _refused(
+        question, standalone, "\n".join(lines), refusal, found.ordered, assistant, named
+    )
+
+
+@dataclass(frozen=True)
+class Nearest:
+    named: list[RetrievedPaper]  # what the refusal names, at most NEAREST_SHOWN
+    ordered: list[RetrievedPaper]  # every retrieved paper, the named ones first (numbering)
+
+
+def nearest_by_meaning(standalone: str, results: list[RetrievedPaper]) -> Nearest:
+    """The papers a refusal names: those the embedding found near, or that share a rare term.
+
+    A refused question is covered by no abstract, so a paper that only BM25 found, on an
+    ordinary word of the question ("what's hot in ML" -> *Hot-pluggable Federated Learning*),
+    is no closer in meaning than any other: it is kept among the sources, not named.
+    """
+    asked = [w for w in english_query(standalone).lower().replace("-", " ").split()]
+    words = {stem(w.strip("?!.,;:'\"()")): w.strip("?!.,;:'\"()") for w in asked}
+    rare = {s for s, w in words.items() if w and w not in STOPWORDS and w not in english_words()}
+
+    def near(r: RetrievedPaper) -> bool:
+        shared = terms(f"{r.paper.title}\n{r.paper.abstract}") & rare
+        return r.dense_rank is not None or bool(shared)
+
+    kept = [r for r in results if near(r)]
+    named = kept[:NEAREST_SHOWN]
+    return Nearest(named, named + [r for r in results if r not in named])
 
 
 def name_refusal(
@@ -67,6 +100,7 @@ def _refused(
     refusal: str,
     nearest: list[RetrievedPaper],
     assistant: Assistant,
+    named: list[RetrievedPaper] | None = None,
 ) -> CitedAnswer:
     """A refusal, its parts kept as data: what it says and the closest papers it names."""
     return CitedAnswer(
@@ -79,5 +113,5 @@ def _refused(
         model=assistant.model,
         offline=assistant.offline,
         refusal=refusal,
-        nearest=nearest[:NEAREST_SHOWN],
+        nearest=nearest[:NEAREST_SHOWN] if named is None else named,
     )

@@ -20,7 +20,7 @@ from rag.errors import IndexMismatchError, IndexMissingError, StoreError
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import KeywordCache, keyword_dir
 from rag.index.lock import ingest_lock, lock_path
-from rag.index.store import describe_store, is_not_found, make_client, store_error
+from rag.index.store import describe_store, is_not_found, make_client, reopen_client, store_error
 from rag.models.factory import embeddings_name
 from rag.settings import Settings
 from rag.types import Paper
@@ -83,6 +83,7 @@ class PaperIndex:
         self.chunks_name, self.papers_name = f"{prefix}_chunks", f"{prefix}_papers"
         self.chunks: Any = None
         self.papers: Any = None
+        self.seen_generation: str | None = None  # the last generation read or written here
         self.keyword_cache = KeywordCache(keyword_dir(settings), lock_path(settings))
 
     @classmethod
@@ -170,6 +171,7 @@ class PaperIndex:
             self.chunks.modify(
                 metadata=self.wanted.as_metadata() | {"generation": manifest.generation}
             )
+            self.seen_generation = manifest.generation  # our own write: nothing to reopen
         keyword = self._build_keyword_index(manifest.generation)
         self.keyword_cache.save(keyword)
         return keyword
@@ -206,13 +208,23 @@ class PaperIndex:
             raise store_error(self.settings, e) from None
 
     def current_generation(self) -> str:
-        """The index generation as stored now (one small request), so other writers show up."""
+        """The index generation as stored now (one small request), so other writers show up.
+
+        A generation written by another process reopens the embedded client first: the one
+        this process had keeps stale vector segments, and reads of the new papers fail.
+        """
         chunks = self._collection(self.chunks_name)
         if self.chunks is None or chunks.id != self.chunks.id:
             self._attach()  # dropped and rebuilt by another client: check it again
         else:
             self.chunks = chunks
-        return self.manifest().generation
+        generation = self.manifest().generation
+        if self.seen_generation is not None and generation != self.seen_generation:
+            self.client = reopen_client(self.settings, self.client)
+            self._attach()
+            generation = self.manifest().generation
+        self.seen_generation = generation
+        return generation
 
     def keyword_index(self) -> KeywordIndex:
         """The BM25 index, rebuilt when the index changed since it was built.

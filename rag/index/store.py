@@ -75,6 +75,33 @@ def make_client(settings: Settings, create: bool = False) -> Any:
         ) from None
 
 
+def reopen_client(settings: Settings, client: Any) -> Any:
+    """A fresh embedded client on the same folder, for a process that saw another one write.
+
+    Chroma's embedded client keeps one system per folder and process (SharedSystemClient), and
+    that system caches the HNSW segments it loaded: after `rag ingest` in another process adds
+    papers, reads by id of the new ones fail ("Error executing plan: Internal error: Error
+    finding id") until the process ends. The cached system is dropped from the cache, not
+    stopped (clients still holding it keep working), so the next client loads the folder anew.
+    A server (store.mode = 'http') has no such cache: the client is kept.
+    """
+    if settings.store.mode == "http":
+        return client
+    chromadb = import_chromadb()
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    identifier = str(getattr(client, "_identifier", ""))
+    with SharedSystemClient._refcount_lock:
+        SharedSystemClient._identifier_to_system.pop(identifier, None)
+        SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    try:
+        return chromadb.PersistentClient(
+            path=client.get_settings().persist_directory, settings=client.get_settings()
+        )
+    except Exception as e:
+        raise store_error(settings, e) from None
+
+
 def import_chromadb() -> Any:
     """chromadb, imported without `overrides` checking each overriding method's signature.
 
