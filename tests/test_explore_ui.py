@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from typing import Any
 
 import numpy as np
@@ -380,3 +381,23 @@ def test_a_follow_up_folds_the_uncited_sources_listed_above() -> None:
     toggle.set_value(True).run()
     assert len(at.chat_message[3].subheader) == len(second.answer.sources)
     assert len(at.chat_message[1].subheader) == len(first.answer.sources)  # the first: all
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("app_env")
+def test_the_chat_loads_the_maps_scripts_and_data_before_map_is_clicked() -> None:
+    """The browser's Plotly code (most of a first Map view) loads with the chat: a one-point
+    chart out of sight; and the paper vectors the map needs are read in a thread meanwhile."""
+    import ui.explore
+    import ui.map_view
+
+    ui.explore._corpora.clear()  # read by earlier tests of this process
+    ui.map_view._warmed.clear()
+    at = start()
+    [chart] = at.get("plotly_chart")
+    assert [t["x"] for t in json.loads(chart.proto.spec)["data"]] == [[0]]
+    assert at.session_state["explore_view"] == "Chat"
+    deadline = time.monotonic() + 30
+    while not ui.explore._corpora and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ui.explore._corpora, "the map's paper vectors were not read while the chat was shown"

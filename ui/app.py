@@ -246,3 +246,4 @@ elif not turns and assistant is not None:
 
 with chat_actions:
     chat_buttons(turns)
+map_view.preload_map(assistant)  # the Map's scripts and data load while the chat is read

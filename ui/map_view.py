@@ -1,4 +1,4 @@
-"""The Map view: the topic map as a Plotly WebGL scatter, with the paper cards under it.
+"""The Map view: the topic map as a Plotly SVG scatter, with the paper cards under it.
 
 Shown with `st.plotly_chart(on_select="rerun")`, Streamlit's own selection events: selecting a
 point opens that paper's card under the map. After an answer, its cited papers are drawn large
@@ -8,6 +8,7 @@ with their [n], the retrieved but uncited ones outlined, everything else faint.
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import streamlit as st
 
+from rag.errors import StoreError
 from rag.types import Paper
 from ui.explore import PALETTE, PAPER_KEY, VIEW_KEY, Explorer, explorer, highlight_of, switch_to
 from ui.latex import text_only
@@ -31,6 +33,11 @@ from ui.render import Turn, without_bidi
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant
+
+# SVG, not WebGL ("scattergl"): for 2,123 points SVG draws sooner, and a browser without a GPU
+# (headless Chromium, many laptops' VMs) runs WebGL in software: a full map took 2.9-3.4 s to
+# draw as scattergl and 1.6-2.8 s as scatter at load 8, and each new WebGL plot pays again.
+TRACE = "scatter"
 
 
 def show_map_view(
@@ -67,6 +74,43 @@ def show_map_view(
         show_paper_card(found, paper, key="map")
     show_comparison_picker(found, assistant)
     return True
+
+
+def preload_map(assistant: Assistant | None) -> None:
+    """Ready the first Map view while the chat is read: the browser's Plotly code
+    (`preload_map_scripts`) and, in a thread, the map of the index (reading every paper's
+    vector, about 2 s), unless already read for this index generation."""
+    preload_map_scripts()
+    if assistant is None:
+        return
+    try:
+        generation = assistant.retriever.index.current_generation()
+    except StoreError:
+        return
+    with _warm_lock:
+        if generation in _warmed:
+            return
+        _warmed.add(generation)
+    # compute=False: never computes a map, never draws (no Streamlit call from the thread).
+    threading.Thread(target=explorer, args=(assistant, False), daemon=True).start()
+
+
+_warm_lock = threading.Lock()
+_warmed: set[str] = set()  # index generations whose map a thread has read
+
+
+def preload_map_scripts() -> None:
+    """A one-point chart out of sight at the end of the chat, so the browser fetches and runs
+    Streamlit's Plotly code (a 4.7 MB chunk it loads at the first chart) while the chat is read,
+    not when Map or "Show on map" is clicked: running it was most of a first Map view (12 of
+    16 s in headless Chromium at load 8; building the figure took 0.01 s, the server 2 s)."""
+    st.html("<style>.st-key-map-preload { display: none; }</style>")
+    with st.container(key="map-preload"):
+        st.plotly_chart(
+            {"data": [{"type": "scatter", "x": [0], "y": [0]}], "layout": {"height": 40}},
+            key="map-preload-chart",
+            config={"staticPlot": True, "displayModeBar": False},
+        )
 
 
 def _highlighted_turn(answered: list[Turn]) -> Turn | None:
@@ -126,7 +170,7 @@ def map_figure(
             continue
         data.append(
             {
-                "type": "scattergl",
+                "type": TRACE,
                 "x": xy[rows, 0].tolist(),
                 "y": xy[rows, 1].tolist(),
                 "mode": "markers",
@@ -201,7 +245,7 @@ _bases: dict[tuple[str, str, tuple[str, ...]], _Base] = {}
 
 
 def _base_trace(found: Explorer, tiers: tuple[str, ...]) -> _Base:
-    """Every paper of these tiers as one WebGL trace, with which points it shows and the topic
+    """Every paper of these tiers as one trace, with which points it shows and the topic
     labels; built once per index generation and filter (a map without a generation, never
     stored, each time)."""
     generation = found.topic_map.generation
@@ -219,7 +263,7 @@ def _base_trace(found: Explorer, tiers: tuple[str, ...]) -> _Base:
             colour = PALETTE[t % len(PALETTE)]
             steps += [[t / k, colour], [(t + 1) / k, colour]]
         trace = {
-            "type": "scattergl",
+            "type": TRACE,
             "x": topic_map.xy[indices, 0],
             "y": topic_map.xy[indices, 1],
             "mode": "markers",

@@ -1,0 +1,132 @@
+"""Time the first Map view and "Show on map" in headless Chromium, for this checkout and a
+baseline revision, in one run (issue 23 asks for under 2 s each).
+
+    .venv/bin/python -m bench.map_speed --index DIR                  # baseline: main
+    .venv/bin/python -m bench.map_speed --index DIR --baseline REV --size 390x844
+    .venv/bin/python -m bench.map_speed --index DIR --baseline none  # this checkout only
+
+For each checkout: `streamlit run ui/app.py` offline over the index (a full 2,123-paper one
+shows the real cost), wait for the chat, click Map and time until the plot has its data and is
+drawn; back to Chat, ask one question, click "Show on map" under the answer and time until the
+"cited" trace is drawn. Also printed: when the browser fetched Streamlit's Plotly chunk
+(PlotlyChart.*.js, 4.7 MB) relative to the click (none: it was loaded before), since running
+that chunk, not building the figure (0.01 s) or the server's run (about 2 s), was most of a
+first Map view. The baseline is checked out with `git worktree add --detach` into a temporary
+directory and removed after. The load average is printed: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from testkit.streamlit_app import chromium, streamlit
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "How do sparse attention methods speed up long-context LLM inference?"
+TIMEOUT_MS = 300_000
+CHUNKS_SINCE_CLICK = """() => performance.getEntriesByType('resource')
+    .filter(e => e.startTime >= window.__click && e.name.includes('PlotlyChart'))
+    .map(e => [e.startTime - window.__click, e.responseEnd - window.__click])"""
+
+
+def click_timed(page: Any, locator: Any) -> float:
+    page.evaluate("() => { window.__click = performance.now() }")
+    locator.click()
+    return time.perf_counter()
+
+
+def measure(root: Path, index: Path, width: int, height: int, log: Path) -> dict[str, Any]:
+    """Seconds for the first Map view and for "Show on map" with `root`'s ui/app.py."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env.pop("OPENAI_API_KEY", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        env.update(
+            RAG_STORE__INDEX_DIR=str(index),
+            RAG_LLM__MODEL="offline",
+            PYTHONPATH=str(root),
+            RAG_UI__FEEDBACK_PATH=str(Path(tmp) / "feedback.jsonl"),
+        )
+        script = root / "ui" / "app.py"
+        with log.open("wb") as out, streamlit(env, script=script, log=out, cwd=root) as served:
+            with chromium() as browser:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(served.url)
+                page.get_by_text("Try one of these").wait_for(timeout=TIMEOUT_MS)
+                time.sleep(3)  # what a reader takes to look at the page
+                views = page.get_by_test_id("stButtonGroup")
+                start = click_timed(page, views.get_by_text("Map", exact=True))
+                page.wait_for_function(
+                    "() => document.querySelector('.js-plotly-plot')?.data?.length >= 1",
+                    timeout=TIMEOUT_MS,
+                )
+                page.wait_for_selector(".js-plotly-plot .scatterlayer, .js-plotly-plot canvas")
+                first_map = time.perf_counter() - start
+                chunk = page.evaluate(CHUNKS_SINCE_CLICK)
+                views.get_by_text("Chat", exact=True).click()
+                page.get_by_text("Try one of these").wait_for(timeout=TIMEOUT_MS)
+                box = page.get_by_test_id("stChatInputTextArea")
+                box.fill(QUESTION)
+                box.press("Enter")
+                reply = page.get_by_test_id("stChatMessage").nth(1)
+                reply.get_by_test_id("stFeedback").wait_for(timeout=TIMEOUT_MS)
+                time.sleep(1)
+                start = click_timed(page, reply.get_by_role("button", name="Show on map"))
+                page.wait_for_function(
+                    "() => (document.querySelector('.js-plotly-plot')?.data || [])"
+                    ".some(t => t.name === 'cited')",
+                    timeout=TIMEOUT_MS,
+                )
+                show = time.perf_counter() - start
+    return {"first_map": first_map, "show_on_map": show, "chunk_after_click": chunk}
+
+
+def baseline_checkout(rev: str, into: Path) -> Path:
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), rev],
+        check=True,
+        capture_output=True,
+    )
+    return into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--index", type=Path, required=True, help="an index directory")
+    parser.add_argument("--baseline", default="main", help="a git revision, or none")
+    parser.add_argument("--size", default="1280x800", help="the viewport, WIDTHxHEIGHT")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.split("x"))
+    index = args.index.resolve()
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = {"current": ROOT}
+        if args.baseline != "none":
+            roots = {f"baseline {args.baseline}": baseline_checkout(args.baseline, Path(tmp) / "b")}
+            roots["current"] = ROOT
+        try:
+            for name, root in roots.items():
+                got = measure(root, index, width, height, Path(tmp) / f"{len(name)}.log")
+                fetched = got["chunk_after_click"]
+                chunk = ", ".join(f"{a / 1000:.1f}-{b / 1000:.1f} s" for a, b in fetched)
+                print(
+                    f"{name}: first Map view {got['first_map']:.2f} s, Show on map "
+                    f"{got['show_on_map']:.2f} s at {width}x{height} (Plotly chunk fetched after "
+                    f"the click: {chunk or 'no, loaded before'}); load average "
+                    f"{os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+        finally:
+            if args.baseline != "none":
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(Path(tmp) / "b")],
+                    check=False,
+                )
+
+
+if __name__ == "__main__":
+    main()
