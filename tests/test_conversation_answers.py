@@ -165,3 +165,22 @@ def test_cli_conversation_with_a_question_too_is_refused(
     index = ["--index", str(seed_settings.store.index_dir), "--config", "offline"]
     assert main(["ask", "q", "--conversation", str(path), *index]) == 2
     assert "either" in capsys.readouterr().err
+
+
+def test_cli_compare_them_prints_the_comparison_table(
+    seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 20 item 6 in the CLI: the table is printed, numbered as the answer's sources."""
+    path = tmp_path / "conversations.jsonl"
+    path.write_text(json.dumps(["Which papers study large language models?", "compare them"]))
+    index = ["--index", str(seed_settings.store.index_dir), "--config", "offline"]
+    assert main(["ask", "--conversation", str(path), *index, "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)["turns"][1]["compare"]
+    assert len(compared) >= 2
+    assert main(["ask", "--conversation", str(path), *index]) == 0
+    text = capsys.readouterr().out.split("## compare them", 1)[1]
+    assert "\n## Problem\n" in text and "(compared by " in text
+    problem = text.split("\n## Problem\n", 1)[1].split("\n\n", 1)[0]
+    assert [line.split("]")[0] + "]" for line in problem.splitlines()] == [
+        f"  [{n}]" for n in compared
+    ]  # a cell per compared paper, numbered as the answer's sources

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.inputs import questions_from, read_conversations
-from rag.cli.output import json_line, say, say_answer, terminal_text
+from rag.cli.output import json_line, say, say_answer, say_comparison, terminal_text
 from rag.common.redact import redact
 from rag.errors import RagError, UsageError
 from rag.settings import Settings
@@ -65,6 +65,7 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
         if args.batch:
             say(f"## {question}")
         say_answer(result)
+        say_compared(result, assistant)
         say("\n" if args.batch else "", end="")
     return EXIT_SOME_FAILED if failed else 0
 
@@ -103,10 +104,34 @@ def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
             if not args.json:
                 say(f"## {question}")
                 say_answer(result)
+                say_compared(result, assistant)
                 say()
         if args.json:
             print(json_line({"turns": turns}))
     return EXIT_SOME_FAILED if failed else 0
+
+
+def say_compared(result: CitedAnswer, assistant: Assistant) -> None:
+    """ "compare them": the comparison table the answer names (`CitedAnswer.compare`), as
+    `rag compare` prints it, numbered as the answer's sources."""
+    from rag.errors import CompareError
+    from rag.explore.compare import compare_papers
+
+    if not result.compare:
+        return
+    try:
+        table = compare_papers(
+            [result.sources[n - 1].paper for n in result.compare],
+            chat_model=assistant.chat_model,
+            embeddings=assistant.embeddings,
+            model_name=assistant.model,
+            llm=assistant.settings.llm,
+        )
+    except CompareError as e:  # the answer stands; the table is said to be missing
+        print(f"error: no comparison table: {terminal_text(str(e))}", file=sys.stderr)
+        return
+    say()
+    say_comparison(table, result.compare)
 
 
 def _message(error: Exception, settings: Settings) -> str:

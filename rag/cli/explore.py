@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from rag.cli.inputs import open_index
-from rag.cli.output import json_line, paper_fields, ranked_line, say, terminal_text
+from rag.cli.output import json_line, paper_fields, ranked_line, say, say_comparison, terminal_text
 from rag.errors import UsageError
 from rag.settings import Settings
 
@@ -143,15 +143,7 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json_line(table.as_json()))
         return 0
-    for n, paper in enumerate(table.papers, start=1):
-        say(f"[{n}] {paper.title}" + (f" ({paper.decision})" if paper.decision else ""))
-    for row in table.rows:
-        say(f"\n## {row.label}")
-        for cell in row.cells:
-            say(f"  [{cell.n}] {cell.text or '–'}")
-    if table.dropped_citations:
-        say(f"\n({table.dropped_citations} citation(s) to other papers were removed)")
-    say(f"\n(compared by {table.model})")
+    say_comparison(table)
     return 0
 
 

@@ -40,6 +40,7 @@ EXIT_ERROR = 2
 # `rag eval`'s defaults (package data of the wheel, data/ in a checkout): the labelled
 # questions, and what to index when the eval index is empty (the bundled corpus).
 EVAL_QUESTIONS = EVAL_DATA / "questions.jsonl"
+EVAL_LISTS = EVAL_DATA / "list_questions.jsonl"  # "Which papers ...?" with gold paper sets
 # The bundled corpus: the 2,105 real papers, the seeds merged into them (rag/corpus/seeds.py).
 EVAL_CORPUS = (BUNDLED_CORPUS,)
 
@@ -301,6 +302,7 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     from rag.errors import IndexMissingError, LoadError
     from rag.evaluation import evaluate
+    from rag.evaluation.lists import load_list_questions
     from rag.evaluation.metrics import load_questions
     from rag.index.ingest import build_index
     from rag.index.papers import PaperIndex
@@ -324,6 +326,8 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(f"building the eval index from {', '.join(map(str, corpus))}", file=sys.stderr)
         with progress_bar("papers") as progress:
             build_index(settings, corpus, embeddings=embeddings, progress=progress)
+    # The list questions go with the default questions (a --questions file is scored alone).
+    lists = load_list_questions(EVAL_LISTS) if not args.questions and EVAL_LISTS.exists() else []
     report = evaluate.run_eval(
         settings,
         questions,
@@ -331,6 +335,8 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         embeddings=embeddings,
         baselines=not args.no_baselines,
         progress=lambda name: print(f"running {name}", file=sys.stderr),
+        list_questions=lists,
+        list_source=str(EVAL_LISTS),
     )
     if args.json:
         print(json_line(report.as_dict()))

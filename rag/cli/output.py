@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rag.explore.compare import Comparison
     from rag.types import Paper
 
 # What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
@@ -94,3 +95,29 @@ def say_answer(result: Any) -> None:
             say(f'    "{c.quote}"{unchecked}')
     note = getattr(result, "scope_note", "")  # a follow-up answered from earlier sources
     say(f"\n(answered by {result.model}{'; ' + note if note else ''})")
+
+
+def say_comparison(table: Comparison, numbers: Sequence[int] = ()) -> None:
+    """The comparison table as text: the papers, then each row's cells by paper number.
+
+    `numbers` are the papers' numbers where the table goes (an answer's sources); cells
+    cite with them.
+    """
+    shown = list(numbers) or list(range(1, len(table.papers) + 1))
+
+    def renumbered(text: str) -> str:
+        def number(m: re.Match[str]) -> str:
+            k = int(m.group(1))
+            return f"[{shown[k - 1]}]" if 1 <= k <= len(shown) else m.group(0)
+
+        return re.sub(r"\[(\d+)\]", number, text)
+
+    for n, paper in zip(shown, table.papers, strict=True):
+        say(f"[{n}] {paper.title}" + (f" ({paper.decision})" if paper.decision else ""))
+    for row in table.rows:
+        say(f"\n## {row.label}")
+        for cell in row.cells:
+            say(f"  [{shown[cell.n - 1]}] {renumbered(cell.text) or '–'}")
+    if table.dropped_citations:
+        say(f"\n({table.dropped_citations} citation(s) to other papers were removed)")
+    say(f"\n(compared by {table.model})")

@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from rag.evaluation.lists import ListQuestion, ListScores, answer_lister, format_lists, score_lists
 from rag.evaluation.metrics import DEPTH, KINDS, Abstention, Question, Scores, normalise
 from rag.lang.gloss import language
 from rag.settings import Settings
@@ -222,6 +223,9 @@ class EvalReport:
     systems: list[SystemReport]
     warnings: list[str]
     threshold: float
+    # List questions (rag.evaluation.lists): (system, scores), and the file they came from.
+    lists: list[tuple[str, ListScores]] = field(default_factory=list)
+    lists_source: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -232,6 +236,7 @@ class EvalReport:
             "relevance_threshold": self.threshold,
             "systems": [s.as_dict() for s in self.systems],
             "warnings": self.warnings,
+            "lists": {name: s.as_dict() for name, s in self.lists},
         }
 
 
@@ -269,6 +274,8 @@ def run_eval(
     embeddings: Embeddings | None = None,
     baselines: bool = True,
     progress: Callable[[str], None] | None = None,
+    list_questions: Sequence[ListQuestion] = (),
+    list_source: str = "",
 ) -> EvalReport:
     """Our retriever and the baselines on `questions`, over the index in `settings`."""
     from rag.models.factory import make_embeddings
@@ -294,10 +301,22 @@ def run_eval(
             ("dense", lambda: retriever_system(retriever, "dense", threshold, k)),
         ]
     reports = []
+    lists: list[tuple[str, ListScores]] = []
+    known = {p.id for p in papers}
+    # A list question whose gold names a paper outside this index cannot be scored here.
+    list_questions = [q for q in list_questions if q.gold <= known]
     for name, make in systems:
         if progress:
             progress(name)
-        reports.append(evaluate_system(name, make(), questions))
+        system = make()
+        reports.append(evaluate_system(name, system, questions))
+        if list_questions:
+            lister = (
+                answer_lister(settings, embeddings, retriever)
+                if name == "hybrid"
+                else lambda question, k, system=system: system(question).paper_ids[:k]
+            )
+            lists.append((name, score_lists(lister, list_questions)))
     counts: dict[str, int] = {}
     for q in questions:
         counts[q.kind] = counts.get(q.kind, 0) + 1
@@ -309,6 +328,8 @@ def run_eval(
         systems=reports,
         warnings=check_gold(questions, papers),
         threshold=threshold,
+        lists=lists,
+        lists_source=list_source,
     )
 
 
@@ -351,6 +372,8 @@ def format_report(report: EvalReport) -> str:
         chinese = system.abstention_chinese
         if chinese.refused_answerable + chinese.answered_answerable:
             lines.append(row("", "Chinese", chinese))
+    if report.lists:
+        lines += format_lists(report.lists, report.lists_source)
     if report.warnings:
         lines += ["", f"{len(report.warnings)} gold label warning(s):"]
         lines += [f"  {w}" for w in report.warnings[:20]]
