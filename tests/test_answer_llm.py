@@ -466,6 +466,7 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     assert list(printed) == [
         *["answer", "abstained", "model", "citations", "unsupported", "sources"],
         *["refusal", "nearest"],  # added later, after the original fields
+        *["scope_note", "compare"],  # then a follow-up's scope and "compare them"
         *["grounding", "note", "uncited"],  # and then these (rag.answer.grounding)
     ]
     assert printed["refusal"] == "" and printed["nearest"] == []

@@ -192,6 +192,8 @@ def test_cli_ask_json_text_and_batch(
     assert list(printed) == [
         *["answer", "abstained", "model", "citations", "unsupported", "sources"],
         *["refusal", "nearest"],  # added later, after the original fields
+        *["scope_note", "compare"],  # then a follow-up's scope and "compare them"
+        *["grounding", "note", "uncited"],  # and the model's grounding (empty offline)
     ]
     assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False

@@ -44,7 +44,7 @@ def abstention(
     named = found.named
     if named:
         lines += ["", message("nearest", question)]
-        lines += [f"- {inert_markers(r.paper.title)}" for r in named]
+        lines += [f"- {inert_markers(r.paper.shown_title)}" for r in named]
     return _refused(
         question, standalone, "\n".join(lines), refusal, found.ordered, assistant, named
     )
