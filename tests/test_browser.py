@@ -66,8 +66,10 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
     expect(details).to_be_hidden()
     card.get_by_test_id("stExpander").locator("summary").click()
     expect(details).to_be_visible()
+    # As a reader sees it: the word joiner that keeps `:red[` and `javascript:` inert is invisible.
+    shown = details.inner_text().replace("\u2060", "")
     for text in (SCRIPT, IMG, ":red[two]", "**bold**", "[a link](javascript:alert(3))"):
-        expect(details).to_contain_text(text)
+        assert text in shown, text
     expect(details.locator(".katex")).to_have_count(1)  # $x^2$ is math, drawn by KaTeX
     highlighted = details.locator(".stMarkdownColoredBackground")
     expect(highlighted).to_have_count(1)
@@ -93,7 +95,7 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
     references = exported.split("## References\n", 1)[1]
     assert (
         "1. QuokkaNet \\<script\\>alert(1)\\</script\\>: counting quokkas "
-        "\\[from\\](javascript:alert(4)) the air (Spotlight). "
+        "\\[from\\](javascript:\u2060alert(4)) the air (Spotlight). "
         "<https://openreview.net/forum?id=QuokkaXSS01>"
     ) in references
     assert dialogs == []
@@ -116,6 +118,9 @@ def test_chinese_question_gets_a_cited_answer_with_chinese_text(
     # The fixed text is Chinese; the quote is the abstract's own English sentence.
     expect(answer).to_contain_text(MESSAGES["zh"]["heading"])
     expect(answer).to_contain_text("offline reinforcement learning (RL) framework for energy")
-    expect(page.locator("h3#src-0-1")).to_contain_text("[1] The recent advances in information")
+    # An untitled seed abstract is named by its file and paragraph, not by its first words.
+    expect(page.locator("h3#src-0-1")).to_contain_text(
+        "[1] untitled abstract (seed file 000_8151f1bd5b6a28e2.txt, paragraph 17)"
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "browser-chinese.png"), full_page=True)

@@ -117,6 +117,21 @@ def source_titles(reply: Any) -> list[str]:
     return [t.strip() for t in reply.locator("h3").all_inner_texts()]
 
 
+def unfold(reply: Any) -> None:
+    """Show the uncited sources a follow-up folds away because an earlier answer listed them."""
+    from playwright.sync_api import expect
+
+    toggle = reply.locator("[class*='st-key-repeats-'] input[type='checkbox']")
+    if toggle.count():
+        toggle.last.check(force=True)
+        expect(toggle.last).to_be_checked()
+
+
+def shown(locator: Any) -> str:
+    """The text as a reader sees it: without the invisible word joiners that keep text inert."""
+    return str(locator.inner_text()).replace("\u2060", "")
+
+
 def test_sources_hover_math_and_the_sources_setting(app: App, browser: Any) -> None:
     from playwright.sync_api import expect
 
@@ -135,8 +150,10 @@ def test_sources_hover_math_and_the_sources_setting(app: App, browser: Any) -> N
         thumb.press("ArrowRight")
     expect(thumb).to_have_value("10")
     many = ask(page, question, 1)
+    unfold(many)  # the three uncited papers already listed above are folded
     expect(many.locator("h3")).to_have_count(10)
-    titles = source_titles(many)
+    # In number order (the unfolded repeats come after the papers new to this answer).
+    titles = sorted(source_titles(many), key=lambda t: int(t[1 : t.index("]")]))
     assert [re.match(r"\[(\d+)\]", t).group(1) for t in titles] == [  # type: ignore[union-attr]
         str(n) for n in range(1, 11)
     ]
@@ -173,7 +190,8 @@ def test_a_refusal_shows_three_closest_papers_once(app: App, browser: Any) -> No
     reply = ask(page, "What is the best recipe for sourdough bread with rye flour?", 0)
     expect(reply).to_contain_text("No ICLR 2025 abstract in the index covers this question")
     expect(reply).to_contain_text("Closest papers, low match")
-    expect(reply.locator("h3")).to_have_count(3)
+    # The closest papers by meaning, at most three (none chosen by an ordinary shared word).
+    assert 1 <= reply.locator("h3").count() <= 3
     titles = [t.split("] ", 1)[1] for t in source_titles(reply)]
     text = reply.inner_text()
     assert all(text.count(title) == 1 for title in titles), titles  # listed once
@@ -189,7 +207,8 @@ def test_switching_to_the_test_server_and_back_and_feedback(app: App, browser: A
     page = open_page(app, browser)
     expect(page.get_by_test_id("stExpander").filter(has_text=OFFLINE).first).to_be_visible()
     offline = ask(page, MATH_QUESTION, 0)
-    expect(offline).to_contain_text("Answered by offline:extractive")
+    expect(offline).to_contain_text("Answered by offline:")
+    assert "Answered by offline:extractive" in shown(offline)
     asked = len(app.server.requests)
 
     choose_model(page, f"openai:gpt-test at {app.server.base_url}")
@@ -197,12 +216,14 @@ def test_switching_to_the_test_server_and_back_and_feedback(app: App, browser: A
     app.server.script(MATH_QUESTION, "RSHTR needs few iterations [1].")  # rewrite, then answer
     served = ask(page, MATH_QUESTION, 1)
     expect(served).to_contain_text("RSHTR needs few iterations")
-    expect(served).to_contain_text("Answered by openai:gpt-test")
+    expect(served).to_contain_text("Answered by openai:")
+    assert "Answered by openai:gpt-test" in shown(served)
     assert len(app.server.requests) == asked + 2
 
     choose_model(page, OFFLINE)
     again = ask(page, MATH_QUESTION, 2)
-    expect(again).to_contain_text("Answered by offline:extractive")
+    expect(again).to_contain_text("Answered by offline:")
+    assert "Answered by offline:extractive" in shown(again)
     assert len(app.server.requests) == asked + 2  # offline: nothing sent
 
     # Feedback on the served answer: up, then down with a reason and a comment.
@@ -248,6 +269,8 @@ def test_a_three_turn_conversation_about_the_sources(app: App, browser: Any) -> 
     # "them": the papers just listed; answered from their records, not refused.
     second = ask(page, "which of them are orals?", 1)
     expect(second).not_to_contain_text("No ICLR 2025 abstract in the index covers")
+    unfold(second)  # its uncited papers were listed under the first answer
+    expect(second.locator("h3")).to_have_count(len(listed))
     titles = source_titles(second)
     rows = [page.locator(f".st-key-card-1-{n}").inner_text() for n in range(1, 1 + len(titles))]
     cited = [t.split("] ", 1)[1] for t, row in zip(titles, rows, strict=True) if "· cited" in row]
