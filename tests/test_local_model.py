@@ -104,7 +104,7 @@ def test_a_second_turn_past_the_time_limit_keeps_the_first(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """With too little time each turn fails on its own line and the conversation goes on; the
-    server is free again at once (the request was streamed, so the timeout closed it)."""
+    server is free again afterwards (the request was streamed, so the timeout closed it)."""
     context.forget()
     conversation = tmp_path / "conversation.jsonl"
     conversation.write_text(json.dumps([QUESTIONS[0], QUESTIONS[1]]) + "\n")
@@ -116,7 +116,9 @@ def test_a_second_turn_past_the_time_limit_keeps_the_first(
     turns = json.loads(line)["turns"]
     assert [t["question"] for t in turns] == QUESTIONS[:2]
     assert all("llm.timeout" in t["error"] for t in turns)  # each failed alone, both reported
-    assert httpx.get(f"{llama.base_url}/models", timeout=5).status_code == 200
+    # The server answers again once it has noticed the closed streams (llama.cpp notices between
+    # tokens, not while it reads a prompt), and the same conversation then goes through.
+    assert httpx.get(f"{llama.base_url}/models", timeout=180).status_code == 200
     assert main([*args, "--config", str(first_config)]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert all("answer" in t for t in json.loads(line)["turns"])
