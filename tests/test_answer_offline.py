@@ -109,8 +109,8 @@ def test_unanswerable_questions_abstain(offline: Assistant) -> None:
     for r in results:
         if r.abstained:
             assert r.citations == [] and r.answer.startswith(NO_COVERAGE)
-            assert r.sources and all(f"- {s.paper.title}" in r.answer for s in r.sources[:3])
-            assert not any(f"- {s.paper.title}" in r.answer for s in r.sources[3:])
+            assert r.sources and all(f"- {s.paper.shown_title}" in r.answer for s in r.sources[:3])
+            assert not any(f"- {s.paper.shown_title}" in r.answer for s in r.sources[3:])
 
 
 def test_summary_gives_problem_method_and_result(offline: Assistant) -> None:
