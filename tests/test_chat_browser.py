@@ -119,12 +119,16 @@ def source_titles(reply: Any) -> list[str]:
 
 def unfold(reply: Any) -> None:
     """Show the uncited sources a follow-up folds away because an earlier answer listed them."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
     toggle = reply.locator("[class*='st-key-repeats-'] input[type='checkbox']")
-    if toggle.count():
-        toggle.last.check(force=True)
-        expect(toggle.last).to_be_checked()
+    try:  # drawn with the sources, which may come a moment after the feedback widget
+        toggle.last.wait_for(state="attached", timeout=5_000)
+    except PlaywrightTimeout:
+        return  # nothing folded
+    toggle.last.check(force=True)
+    expect(toggle.last).to_be_checked()
 
 
 def shown(locator: Any) -> str:
