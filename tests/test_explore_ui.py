@@ -391,7 +391,9 @@ def test_the_chat_loads_the_maps_scripts_and_data_before_map_is_clicked() -> Non
     import ui.explore
     import ui.map_view
 
-    ui.explore._corpora.clear()  # read by earlier tests of this process
+    # Read (or built, or failed) by earlier tests of this process.
+    for cache in (ui.explore._corpora, ui.explore._explorers, ui.explore._failed):
+        cache.clear()
     ui.map_view._warmed.clear()
     at = start()
     [chart] = at.get("plotly_chart")
