@@ -55,8 +55,14 @@ def http_settings(server: ChromaServer, cache: Path, collection: str = "iclr2025
 
 
 def run_rag(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """The installed `rag` command in a child process, offline."""
-    env = {**os.environ, "RAG_LLM__MODEL": "offline", "PYTHONUNBUFFERED": "1"}
+    """The installed `rag` command in a child process, offline; the seeds embedded here, as
+    the embedded seed index (tests/conftest.py) they are compared with is."""
+    env = {
+        **os.environ,
+        "RAG_LLM__MODEL": "offline",
+        "RAG_EMBEDDING__BUNDLED_VECTORS": "false",
+        "PYTHONUNBUFFERED": "1",
+    }
     return subprocess.run(
         [RAG, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, **kwargs
     )
