@@ -24,7 +24,7 @@ QUOKKA = QUOKKA_PAPER["id"]
 
 def plot_data(page: Any) -> list[dict[str, Any]]:
     return page.evaluate(
-        """() => document.querySelector('.js-plotly-plot').data.map(t => ({
+        """() => document.querySelector('.st-key-map-box .js-plotly-plot').data.map(t => ({
             name: t.name, customdata: Array.from(t.customdata),
             hovertext: Array.from(t.hovertext), x: Array.from(t.x), y: Array.from(t.y)}))"""
     )
@@ -35,7 +35,7 @@ def point_on_screen(page: Any, x: float, y: float) -> tuple[float, float]:
     return tuple(
         page.evaluate(
             """([x, y]) => {
-                const gd = document.querySelector('.js-plotly-plot');
+                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
                 const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
                 const l = gd._fullLayout;
                 return [box.left + l.xaxis.l2p(x), box.top + l.yaxis.l2p(y)];
@@ -57,10 +57,12 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         expect(answer.get_by_test_id("stFeedback")).to_be_visible(timeout=120_000)
 
         answer.get_by_role("button", name="Show on map").click()
-        chart = page.locator(".js-plotly-plot")
+        chart = page.locator(".st-key-map-box .js-plotly-plot")
         expect(chart).to_be_visible(timeout=120_000)
         expect(page.get_by_text("the answer cites 1 paper(s) from 1 topic(s)")).to_be_visible()
-        page.wait_for_function("() => document.querySelector('.js-plotly-plot')?.data?.length >= 2")
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-map-box .js-plotly-plot')?.data?.length >= 2"
+        )
         traces = {t["name"]: t for t in plot_data(page)}
         cited = traces["cited"]
         assert cited["customdata"] == [QUOKKA]

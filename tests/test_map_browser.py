@@ -89,7 +89,7 @@ def visible_labels(page: Any) -> list[dict[str, Any]]:
     return list(
         page.evaluate(
             """() => {
-                const gd = document.querySelector('.js-plotly-plot');
+                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
                 const area = gd.querySelector('.nsewdrag').getBoundingClientRect();
                 return Array.from(gd.querySelectorAll('.annotation')).map(a => {
                     const bg = a.querySelector('.bg') || a;
@@ -119,13 +119,13 @@ def overlapping(labels: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def cited_trace(page: Any) -> dict[str, Any]:
     page.wait_for_function(
-        "() => (document.querySelector('.js-plotly-plot')?.data || [])"
+        "() => (document.querySelector('.st-key-map-box .js-plotly-plot')?.data || [])"
         ".some(t => t.name === 'cited')",
         timeout=TIMEOUT,
     )
     return dict(
         page.evaluate(
-            """() => { const t = document.querySelector('.js-plotly-plot').data
+            """() => { const t = document.querySelector('.st-key-map-box .js-plotly-plot').data
                         .find(t => t.name === 'cited');
                        return {customdata: Array.from(t.customdata), x: Array.from(t.x),
                                y: Array.from(t.y), hovertext: Array.from(t.hovertext)}; }"""
@@ -137,7 +137,7 @@ def on_screen(page: Any, x: float, y: float) -> tuple[float, float]:
     return tuple(
         page.evaluate(
             """([x, y]) => {
-                const gd = document.querySelector('.js-plotly-plot');
+                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
                 const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
                 const l = gd._fullLayout;
                 return [box.left + l.xaxis.l2p(x), box.top + l.yaxis.l2p(y)];
@@ -180,7 +180,7 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     cited = cited_trace(page)
     shown_after = time.perf_counter() - started
     page.wait_for_timeout(800)  # the annotations are drawn after the data
-    chart = page.locator(".js-plotly-plot")
+    chart = page.locator(".st-key-map-box .js-plotly-plot")
     plot = chart.bounding_box()
     width, height = VIEWPORTS[viewport]
     if viewport == "phone":  # as wide as the screen (less a hair) and 60% of its height
