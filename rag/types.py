@@ -21,6 +21,8 @@ _TIER_DECISION = re.compile(
     re.IGNORECASE,
 )
 NEAREST_SHOWN = 3  # a refusal names (and the page shows) this many closest, low-match papers
+# A comparison table compares 2 to 4 papers (rag.explore.compare; "compare them" in the chat).
+MIN_COMPARED, MAX_COMPARED = 2, 4
 
 
 # Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).

@@ -72,14 +72,22 @@ def index_snapshot(settings: Settings) -> dict[str, Any]:
     """What an index holds, read straight from Chroma: stats, chunk ids and texts, paper hashes."""
     client = make_client(settings)
     prefix = settings.store.collection
-    chunks = client.get_collection(f"{prefix}_chunks").get(include=["documents", "metadatas"])
+    chunks = client.get_collection(f"{prefix}_chunks").get(include=["metadatas"])
     papers = client.get_collection(f"{prefix}_papers").get(include=["metadatas"])
+    by_id = dict(zip(papers["ids"], papers["metadatas"], strict=True))
+
+    def text(meta: dict[str, Any]) -> str:  # a chunk is its paper's title and abstract slice
+        paper = by_id[meta["paper_id"]]
+        return f"{paper['title']}\n{paper['abstract'][meta['start'] : meta['end']]}"
+
     return {
         "papers": len(papers["ids"]),
         "chunks": len(chunks["ids"]),
         "embedding_model": client.get_collection(f"{prefix}_chunks").metadata["embedding_model"],
         "chunk_ids": sorted(chunks["ids"]),
-        "chunk_texts": dict(zip(chunks["ids"], chunks["documents"], strict=True)),
+        "chunk_texts": {
+            cid: text(meta) for cid, meta in zip(chunks["ids"], chunks["metadatas"], strict=True)
+        },
         "paper_hashes": {
             pid: meta["content_hash"]
             for pid, meta in zip(papers["ids"], papers["metadatas"], strict=True)

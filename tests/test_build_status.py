@@ -189,6 +189,42 @@ def test_only_an_ingest_into_a_complete_index_records_that_it_keeps_serving(
         assert status is not None and not status.serving
 
 
+def test_a_first_build_is_served_once_the_index_is_whole_while_its_map_is_written(
+    tmp_path: Path, small_corpus: Path, embeddings: Any
+) -> None:
+    # `rag ingest` marks the record searchable before the topic map: the page's chat opens
+    # then (a first start waited 1.4 s more for a map it does not need).
+    settings = make_settings(tmp_path / "index")
+    with recording_build(settings, keeps_index=False) as record:
+        build_index(settings, [small_corpus], embeddings=embeddings, progress=record)
+        status = read_build_status(settings)
+        assert status is not None and not status.serving and status.done == 3
+        record.searchable()
+        status = read_build_status(settings)
+        assert status is not None and status.serving and status.running
+        assert (status.done, status.total) == (3, 3)
+    assert read_build_status(settings) is None
+
+
+def test_rag_ingest_marks_the_index_searchable_before_it_writes_the_map(
+    tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rag.cli.explore
+
+    settings = make_settings(tmp_path / "index")
+    seen: list[BuildStatus | None] = []
+    real = rag.cli.explore.refresh_map
+    monkeypatch.setattr(
+        rag.cli.explore,
+        "refresh_map",
+        lambda s: (seen.append(read_build_status(settings)), real(s))[1],
+    )
+    index = str(settings.store.index_dir)
+    assert main(["ingest", str(small_corpus), "--index", index, "--config", "offline"]) == 0
+    assert len(seen) == 1 and seen[0] is not None and seen[0].serving
+    assert read_build_status(settings) is None
+
+
 def chat_text(at: AppTest) -> str:
     return " ".join(m.value for m in at.markdown) + " ".join(e.value for e in at.error)
 

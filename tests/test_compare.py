@@ -218,7 +218,7 @@ def test_rag_compare_json_offline_and_with_the_model(
     from rag.index.store import make_client
 
     stored = make_client(seed_settings).get_collection("iclr2025_papers").get(ids=ids)
-    by_id = dict(zip(stored["ids"], stored["documents"], strict=True))
+    by_id = {pid: m["abstract"] for pid, m in zip(stored["ids"], stored["metadatas"], strict=True)}
     for row in printed["rows"]:
         for cell in row["cells"]:
             if cell["text"]:

@@ -50,10 +50,11 @@ REBIND_QUESTION = (
 
 # Kill -9 at random points ---------------------------------------------------------------------
 
-# The real CLI, with batches of 4 papers (not rag.index.ingest.PAPERS_PER_BATCH): 38 papers,
-# 10 batches.
+# The real CLI, with batches of 4 papers (not rag.index.ingest.PAPERS_PER_BATCH, nor
+# SHIPPED_PAPERS_PER_BATCH when the shipped vectors hold them): 38 papers, 10 batches.
 SMALL_BATCHES = (
     "import sys, rag.index.ingest; rag.index.ingest.PAPERS_PER_BATCH = 4; "
+    "rag.index.ingest.SHIPPED_PAPERS_PER_BATCH = 4; "
     "from rag.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
 PROGRESS = re.compile(r"(\d+)/38")

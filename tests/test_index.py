@@ -24,7 +24,7 @@ from rag.corpus.loaders import load_papers
 from rag.errors import IndexMismatchError, ModelError
 from rag.index.bm25 import KeywordIndex
 from rag.index.chunking import chunk_paper, token_counter
-from rag.index.ingest import PAPERS_PER_BATCH, build_index
+from rag.index.ingest import SHIPPED_PAPERS_PER_BATCH, build_index
 from rag.index.papers import PaperIndex
 from rag.models.minilm import bundled_model_dir, load_tokenizer, verify_weights
 from rag.retrieval.retriever import Retriever
@@ -128,6 +128,47 @@ def test_fresh_ingest_embeds_each_chunk_once_with_stable_ids(
     assert snapshot["chunk_texts"] == wanted  # ids are paper_id::n, texts title + sentences
     assert snapshot["papers"] == 6
     assert snapshot["embedding_model"] == "all-MiniLM-L6-v2"
+
+
+def test_chroma_holds_no_documents_and_an_index_that_has_them_still_reads(
+    tmp_path: Path, small_index: Settings, small_records: list[dict[str, Any]], embeddings: Any
+) -> None:
+    # Chroma indexes documents for a full-text search nothing uses, which tripled its writes:
+    # the abstract is paper metadata and a chunk's text is rebuilt from it.
+    index = PaperIndex.open(small_index, embeddings)
+    assert set(index.chunks.get(include=["documents"])["documents"]) == {None}
+    assert set(index.papers.get(include=["documents"])["documents"]) == {None}
+    papers = {p.id: p for p in load_papers([write_jsonl(tmp_path / "s.jsonl", small_records)])}
+    assert {p.id: p.abstract for p in index.all_papers()} == {
+        i: p.abstract for i, p in papers.items()
+    }
+    ids, _, texts = index.chunk_texts()
+    assert dict(zip(ids, texts, strict=True)) == index_snapshot(small_index)["chunk_texts"]
+
+    # The layout before: the abstract and the chunk text as Chroma documents.
+    old = copy_index(small_index, tmp_path / "old")
+    index = PaperIndex.open(old, embeddings)
+    got = index.papers.get(include=["metadatas", "embeddings"])
+    metas = [{k: v for k, v in m.items() if k != "abstract"} for m in got["metadatas"]]
+    index.papers.upsert(
+        ids=got["ids"],
+        embeddings=got["embeddings"],
+        metadatas=metas,
+        documents=[papers[i].abstract for i in got["ids"]],
+    )
+    chunks = index.chunks.get(include=["metadatas", "embeddings"])
+    old_texts = {c: f"stored {c}" for c in chunks["ids"]}
+    index.chunks.upsert(
+        ids=chunks["ids"],
+        embeddings=chunks["embeddings"],
+        metadatas=chunks["metadatas"],
+        documents=[old_texts[c] for c in chunks["ids"]],
+    )
+    assert {p.id: p.abstract for p in index.all_papers()} == {
+        i: p.abstract for i, p in papers.items()
+    }
+    ids, _, texts = index.chunk_texts()
+    assert dict(zip(ids, texts, strict=True)) == old_texts
 
 
 def test_reingest_of_unchanged_papers_embeds_nothing(
@@ -440,8 +481,9 @@ def rag_stats(index_dir: Path) -> dict[str, Any]:
 
 @pytest.mark.slow  # 400 papers embedded twice, three `rag` processes
 def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embeddings: Any) -> None:
-    # Real papers: three whole batches (rag.index.ingest.PAPERS_PER_BATCH) and a partial one.
-    batch = PAPERS_PER_BATCH
+    # Real papers: three whole batches and a partial one. They are bundled papers, so the
+    # shipped vectors hold them and batches are rag.index.ingest.SHIPPED_PAPERS_PER_BATCH.
+    batch = SHIPPED_PAPERS_PER_BATCH
     total = 3 * batch + 16
     path = write_jsonl(tmp_path / "papers.jsonl", read_jsonl(CORPUS_JSONL)[:total])
     reference = make_settings(tmp_path / "reference")
@@ -500,5 +542,8 @@ def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embed
     assert sorted(index.keyword_index().chunk_ids) == wanted["chunk_ids"]
     retriever = Retriever(index, embeddings, settings.retrieval)
     for record in read_jsonl(path)[::80]:
-        assert retriever.search(record["title"], mode="dense")[0].paper.id == record["id"]
+        # Among 1,552 papers a title's nearest vector is not always its own (DarkBench's finds
+        # MMTEB's first): dense search finds it near the top, hybrid search first.
+        dense = retriever.search(record["title"], mode="dense", k=5)
+        assert record["id"] in [hit.paper.id for hit in dense]
         assert retriever.search(record["title"])[0].paper.id == record["id"]

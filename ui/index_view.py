@@ -5,6 +5,7 @@ followed until it is done.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -92,9 +93,13 @@ def build_message(status: BuildStatus) -> str:
     return f"Building the index: {status.done:,} of {status.total:,} papers stored{left}"
 
 
-@st.fragment(run_every=2)
+@st.fragment(run_every=1)
 def follow_the_build(settings: Settings) -> None:
-    """Progress of a build running in another process (`make run`'s first start), until done."""
+    """Progress of a build running in another process (`make run`'s first start), until done.
+
+    Meanwhile the embedding model loads here, so the chat opens ready to search (a shipped
+    build never loads it in the building process: there is no work twice)."""
+    warm_embeddings(settings.embedding)
     status = read_build_status(settings)
     if status is None or not status.running:
         st.rerun()  # finished (or stopped): the whole page opens the index, or says why not
@@ -106,6 +111,22 @@ def follow_the_build(settings: Settings) -> None:
         "vectors shipped with the bundled corpus do not cover (a progress bar runs in the "
         "terminal too). This page updates by itself and opens the chat when the index is ready."
     )
+
+
+def warm_embeddings(settings: EmbeddingSettings) -> None:
+    """Load the local embedding model in a thread, once per process."""
+    if settings.provider != "local":
+        return  # a remote embedding API is not called just to warm up
+    with _warm_lock:
+        if _warmed:
+            return
+        _warmed.append(True)
+    embeddings = load_embeddings(settings)
+    threading.Thread(target=embeddings.embed_query, args=("warm up",), daemon=True).start()
+
+
+_warm_lock = threading.Lock()
+_warmed: list[bool] = []
 
 
 @st.fragment(run_every=2)
@@ -128,6 +149,8 @@ def serve_during_build(settings: Settings, status: BuildStatus) -> Assistant | N
         return None
     if status.running:
         done = f" ({status.done:,} of {status.total:,} papers)" if status.total else ""
+        if status.total and status.done >= status.total:
+            done = f" ({status.total:,} papers stored; the topic map is being written)"
         st.caption(
             f"An ingest into this index is running{done}: answers come from the index as it "
             "is, and include the new papers once it has finished.",

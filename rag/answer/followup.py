@@ -18,9 +18,7 @@ from rag.answer.references import Reference, is_comparison
 from rag.answer.references_zh import TIER_ZH
 from rag.answer.support import Quote
 from rag.lang.messages import message, question_language
-from rag.types import Filters, Paper, RetrievedPaper
-
-MAX_COMPARED = 4  # a comparison table's columns (rag.explore.compare.MAX_PAPERS)
+from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
 
 def follow_up(

@@ -24,13 +24,13 @@ from rag.answer.markers import check_citations
 from rag.errors import CompareError
 from rag.index.chunking import split_sentences
 from rag.settings import LLMSettings
-from rag.types import OFFLINE_MODEL, Paper
+from rag.types import MAX_COMPARED, MIN_COMPARED, OFFLINE_MODEL, Paper
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.language_models import BaseChatModel
 
-MIN_PAPERS, MAX_PAPERS = 2, 4
+MIN_PAPERS, MAX_PAPERS = MIN_COMPARED, MAX_COMPARED
 ASPECTS: tuple[tuple[str, str], ...] = (
     ("problem", "Problem"),
     ("approach", "Approach"),

@@ -75,37 +75,54 @@ def index_is_built(settings: Settings) -> bool:
     )
 
 
+class BuildRecord:
+    """The progress callback of a build, which writes its record; `searchable()` once the index
+    is whole, so readers use it while the build finishes what the chat does not need."""
+
+    def __init__(
+        self, path: Path, serving: bool, progress: Callable[[int, int], None] | None
+    ) -> None:
+        self.path, self.serving, self.progress = path, serving, progress
+        self.started = time.time()
+        self.done = self.total = 0
+        self.reported = False
+
+    def write(self) -> None:
+        status = {"pid": os.getpid(), "done": self.done, "total": self.total}
+        times = {"started": self.started, "updated": time.time()}
+        atomic_write(self.path, json.dumps(status | times | {"serving": self.serving}))
+
+    def __call__(self, papers: int, total: int) -> None:
+        self.reported = True
+        self.done += papers
+        self.total = total
+        self.write()
+        if self.progress is not None:
+            self.progress(papers, total)
+
+    def searchable(self) -> None:
+        self.serving = True
+        self.write()
+
+
 @contextmanager
 def recording_build(
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
     keeps_index: bool = True,
-) -> Iterator[Callable[[int, int], None]]:
+) -> Iterator[BuildRecord]:
     """A progress callback that also records the build; the record goes when the build succeeds.
 
-    `keeps_index` False (a rebuild drops the collections): readers must not use the index.
+    `keeps_index` False (a rebuild drops the collections): readers must not use the index
+    until the build calls `searchable()`.
     """
     path = status_path(settings)
-    started = time.time()
-    done = [0]
-    reported: list[bool] = []
     # Complete before this build's record exists, or a stopped build of a complete one resumed.
     previous = read_build_status(settings)
     serving = keeps_index and (
         index_is_built(settings) or (previous is not None and previous.serving)
     )
-
-    def write(total: int) -> None:
-        status = {"pid": os.getpid(), "done": done[0], "total": total, "started": started}
-        status["serving"] = serving
-        atomic_write(path, json.dumps({**status, "updated": time.time()}))
-
-    def record(papers: int, total: int) -> None:
-        reported.append(True)
-        done[0] += papers
-        write(total)
-        if progress is not None:
-            progress(papers, total)
+    record = BuildRecord(path, serving, progress)
 
     # Marked incomplete from the start (a build killed before its first batch leaves a partial
     # index too), but never over another build's record: the index lock may refuse this one.
@@ -113,7 +130,7 @@ def recording_build(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if created:
-            write(0)
+            record.write()
     except OSError as e:  # the first write of a build: a read-only folder or mount shows here
         raise StoreError(
             f"cannot write in {path.parent} ({e.strerror}): the index "
@@ -123,7 +140,7 @@ def recording_build(
     try:
         yield record
     except BaseException:
-        if created and not reported:
+        if created and not record.reported:
             path.unlink(missing_ok=True)  # failed before the ingest began: nothing to finish
         raise
     path.unlink(missing_ok=True)

@@ -20,7 +20,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.errors import StoreError
-from rag.index.chunking import TokenCounter, chunk_paper
+from rag.index.chunking import TokenCounter, chunk_paper, sentences
 from rag.index.disk_space import SpaceReserve, is_disk_full
 from rag.index.lock import ingest_lock
 from rag.index.papers import PaperIndex, paper_metadata
@@ -36,6 +36,10 @@ from rag.settings import Settings
 from rag.types import Chunk, Paper
 
 PAPERS_PER_BATCH = 128
+# With shipped vectors a batch is mostly Chroma writes, whose cost per call dominates: 512
+# papers a call wrote 2,123 papers in 2.4 s against 3.5 s at 128 (the progress bar moves
+# less often, but there is little to wait for).
+SHIPPED_PAPERS_PER_BATCH = 512
 
 
 @dataclass
@@ -155,8 +159,9 @@ def ingest_papers(
                 index.chunks.delete(where={"paper_id": {"$in": merged_away}})
                 index.papers.delete(ids=merged_away)
                 report.removed = len(merged_away)
-            for i in range(0, len(todo), PAPERS_PER_BATCH):
-                batch = todo[i : i + PAPERS_PER_BATCH]
+            step = PAPERS_PER_BATCH if shipped is None else SHIPPED_PAPERS_PER_BATCH
+            for i in range(0, len(todo), step):
+                batch = todo[i : i + step]
                 chunks, tokens, reused = _store_batch(index, batch, count_tokens, shipped)
                 report.embedded_chunks += chunks
                 report.embedded_tokens += tokens
@@ -220,6 +225,9 @@ def _store_batch(
     shipped: StoredVectors | None = None,
 ) -> tuple[int, int, int]:
     """Chunks embedded now, their word pieces, and chunks given a shipped vector instead."""
+    # One tokenizer call for the batch's sentences and titles (the counter keeps them): a call
+    # per paper was 2.7 of a 24 s shipped ingest.
+    count_tokens([t for p in papers for t in (p.title + "\n", *sentences(p.abstract))])
     per_paper = [
         chunk_paper(
             p,
@@ -243,10 +251,12 @@ def _store_batch(
         mean = vectors[row : row + len(cs)].mean(axis=0)
         paper_vectors.append(mean / (np.linalg.norm(mean) or 1.0))
         row += len(cs)
+    # No Chroma documents: Chroma indexes them for full-text search, which nothing here uses,
+    # and that made its writes 3x slower (2,123 abstracts: 4.0 s against 1.1 s). The abstract
+    # is the paper's metadata; a chunk's text is rebuilt from it (`PaperIndex.chunk_texts`).
     index.papers.upsert(
         ids=ids,
         embeddings=np.asarray(paper_vectors),
-        documents=[p.abstract for p in papers],
         metadatas=[
             paper_metadata(p) | {"n_chunks": len(cs)}
             for p, cs in zip(papers, per_paper, strict=True)
@@ -265,7 +275,6 @@ def _add_chunks(
         index.chunks.add(
             ids=[c.id for c in part],
             embeddings=vectors[i : i + step],
-            documents=[c.text for c in part],
             metadatas=[
                 {
                     "paper_id": c.paper_id,

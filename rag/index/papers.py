@@ -177,18 +177,25 @@ class PaperIndex:
         return keyword
 
     def _build_keyword_index(self, generation: str) -> KeywordIndex:
-        def fetch() -> tuple[list[str], list[str], list[str]]:
-            ids, paper_ids, texts = [], [], []
-            total = self.chunks.count()
-            for offset in range(0, total, 5000):
-                got = self.chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
-                ids += got["ids"]
-                paper_ids += [m["paper_id"] for m in got["metadatas"]]
-                texts += got["documents"]
-            return ids, paper_ids, texts
-
-        ids, paper_ids, texts = self._read(fetch)
+        ids, paper_ids, texts = self._read(self.chunk_texts)
         return KeywordIndex.build(ids, paper_ids, texts, generation)
+
+    def chunk_texts(self) -> tuple[list[str], list[str], list[str]]:
+        """Every chunk's id, paper and text. The text is the paper's title and its slice of the
+        abstract (as `rag.index.chunking` made it), or the Chroma document of an index written
+        before chunks stopped storing one."""
+        abstracts = {p.id: p for p in self.all_papers()}
+        ids, paper_ids, texts = [], [], []
+        total = self.chunks.count()
+        for offset in range(0, total, 5000):
+            got = self.chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
+            for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                paper = abstracts[meta["paper_id"]]
+                ids.append(cid)
+                paper_ids.append(paper.id)
+                start, end = int(meta["start"]), int(meta["end"])
+                texts.append(doc or f"{paper.title}\n{paper.abstract[start:end]}")
+        return ids, paper_ids, texts
 
     # Reading --------------------------------------------------------------------------
 
@@ -320,17 +327,21 @@ def paper_metadata(paper: Paper) -> dict[str, Any]:
         "position": paper.position,
         "content_hash": paper.content_hash,
         "extra": json.dumps(paper.extra, ensure_ascii=False, default=str),
+        "abstract": paper.abstract,
     }
 
 
-def paper_from_metadata(paper_id: str, abstract: str, meta: dict[str, Any]) -> Paper:
+def paper_from_metadata(paper_id: str, document: str | None, meta: dict[str, Any]) -> Paper:
+    """The paper of a stored record: the abstract is in the metadata, or, in an index written
+    before that, the Chroma document."""
+
     def split(value: Any) -> tuple[str, ...]:
         return tuple(v for v in str(value or "").split("; ") if v)
 
     return Paper(
         id=paper_id,
         title=str(meta.get("title", "")),
-        abstract=abstract,
+        abstract=str(meta.get("abstract") or document or ""),
         authors=split(meta.get("authors")),
         keywords=split(meta.get("keywords")),
         decision=str(meta.get("decision", "")),
