@@ -123,3 +123,28 @@ def test_a_shared_rate_limit_holds_across_threads() -> None:
     with ThreadPoolExecutor(8) as pool:
         allowed = list(pool.map(lambda i: limit.allow(float(i) / 1000), range(400)))
     assert sum(allowed) == 50
+
+
+def test_the_export_shows_abstract_latex_in_its_display_form() -> None:
+    # Issue 23: the export wrote `$\textbf{BitStack}$` and `4.8\%` as the abstract has them.
+    paper = Paper(
+        id="p2",
+        title=r"$\textbf{BitStack}$: Fine-Grained Size Control",
+        abstract=r"$\textbf{BitStack}$ cuts memory by 4.8\% with Fr\'echet scores---fast.",
+        url="https://openreview.net/forum?id=p2",
+    )
+    citation = Citation(1, "p2", paper.title, paper.url, "", paper.abstract)
+    answer = CitedAnswer(
+        question="q",
+        standalone_question="q",
+        answer=paper.abstract + " [1]",
+        citations=[citation],
+        sources=[RetrievedPaper(paper, 1.0, 0.9)],
+        abstained=False,
+        model="offline:extractive",
+    )
+    exported = chat_markdown([Turn("What is BitStack?", answer=answer)])
+    for raw in ("\\textbf", "\\%", "\\'e", "scores---", "$"):
+        assert raw not in exported, raw
+    assert "BitStack cuts memory by 4.8% with Fréchet scores—fast.[1]" in exported
+    assert "1. BitStack: Fine-Grained Size Control." in exported

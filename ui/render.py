@@ -418,7 +418,7 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
     if not references:
         lines.append("No papers were cited.")
     for g, citation in enumerate(references, start=1):
-        entry = f"{g}. {escape_export(citation.title)}"
+        entry = f"{g}. {escape_export(plain_text(citation.title))}"
         if citation.tier:
             entry += f" ({citation.tier})"
         url = safe_url(citation.url)
@@ -430,17 +430,18 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
 
 
 def _renumber(text: str, local: dict[int, int]) -> str:
-    """Escaped `text` with each source number replaced by its chat-wide reference number.
+    """Escaped `text` in its display form (quoted abstracts' LaTeX as text, `ui.latex`) with
+    each source number replaced by its chat-wide reference number.
 
     The markers are written as plain `[n]`: the file defines no link references, and the text's
     own brackets are escaped, so they stay text in any Markdown viewer."""
     pieces: list[str] = []
     last = 0
     for marker in parse_markers(text):
-        pieces.append(escape_answer(text[last : marker.start]))
+        pieces.append(escape_answer(plain_text(text[last : marker.start])))
         kept = [local[n] for n in marker.numbers if n in local]
         if kept:
             pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "]")
         last = marker.end
-    pieces.append(escape_answer(text[last:]))
+    pieces.append(escape_answer(plain_text(text[last:])))
     return _UNDERLINE.sub(_escape_mark, "".join(pieces))
