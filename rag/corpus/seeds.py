@@ -5,7 +5,9 @@ loaded papers' (up to whitespace, LaTeX and punctuation) becomes that paper, so 
 indexed twice nor shown without its title, decision and link. Otherwise, a title list
 (`*_no_abstract.jsonl` in a loaded folder: accepted papers whose abstract the corpus lacks) names
 the seed, keeping its abstract, only when the title's leading name is the one the seed's abstract
-introduces and the rest of the title agrees with the abstract. Other seeds keep their label.
+introduces and the rest of the title agrees with the abstract, or when the title is a question
+the abstract opens by answering ("Does Spatial Cognition Emerge in Frontier Models?" / "Not yet.
+We present SPACE ...") and the title's words agree with it. Other seeds keep their label.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from rag.types import Paper
 # Share of the words after a title's colon that the seed's abstract must contain (the five
 # certain matches of the bundled seeds have 0.67-1.0; words are compared by their stems).
 SUBTITLE_AGREEMENT = 0.6
+# An abstract that opens by answering its title's question: "Not yet.", "Yes.", "No, ...".
+_ANSWER_OPENING = re.compile(
+    r"(?:yes|no|not yet|not quite|not always|not really|partly|partially|it depends)[.,!;:]",
+    re.IGNORECASE,
+)
 _STOPWORDS = frozenset(
     "a an the of for and or in on with to via by from is are as at into towards toward".split()
 )
@@ -126,12 +133,31 @@ def title_match(seed: Paper, titles: list[dict[str, Any]]) -> dict[str, Any] | N
         return None
     named = [row for row in titles if _lead(str(row["title"])).casefold() == label]
     if len(named) != 1:
-        return None
+        return _answered_question(seed, titles) if not named else None
     row = named[0]
     rest = _stems(str(row["title"]).split(":", 1)[1])
     if not rest or len(rest & _stems(seed.abstract)) / len(rest) < SUBTITLE_AGREEMENT:
         return None
     return row
+
+
+def _answered_question(seed: Paper, titles: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The one question title the seed's abstract opens by answering, with words that agree.
+
+    Word agreement alone is no evidence (an untitled abstract shares 0.8 of its words with
+    several unrelated titles); the answer opening the abstract is what ties it to the title.
+    """
+    if not _ANSWER_OPENING.match(seed.abstract.lstrip()):
+        return None
+    words = _stems(seed.abstract)
+    asked = [
+        row
+        for row in titles
+        if str(row["title"]).rstrip().endswith("?")
+        and (stems := _stems(str(row["title"])))
+        and len(stems & words) / len(stems) >= SUBTITLE_AGREEMENT
+    ]
+    return asked[0] if len(asked) == 1 else None
 
 
 def _lead(title: str) -> str:
