@@ -55,6 +55,22 @@ WANTS_RESULTS = re.compile(
 )
 
 
+# ...or how a paper is evaluated ("How are LLM agents evaluated on ...?"): its benchmark and
+# result sentences, not the sentence that names the method.
+WANTS_EVALUATION = re.compile(
+    r"\bhow\s+(?:is|are|was|were|do|does|did)\b[^?]{0,80}?\b(?:evaluat|benchmark|test|measur"
+    r"|assess)\w*|\bevaluat\w*\s+(?:on|against|with)\b",
+    re.IGNORECASE,
+)
+
+
+# "How does X decide / work / ...?": how a named method does something (not how well).
+HOW_IT_WORKS = re.compile(
+    r"\bhow\s+(?:does|do|did|can|could|is|are)\b(?!\s+(?:much|many|fast|well|good)\b)",
+    re.IGNORECASE,
+)
+
+
 def is_summary_request(question: str) -> bool:
     return bool(SUMMARY_REQUEST.search(question))
 
