@@ -25,7 +25,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import inert_markers
-from rag.answer.question_kind import WANTS_RESULTS, WHICH_HOW, answer_mode
+from rag.answer.question_kind import WANTS_EVALUATION, WANTS_RESULTS, WHICH_HOW, answer_mode
 from rag.answer.support import Quote, spell_out
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import mmr, unit_rows
@@ -55,8 +55,16 @@ _FINDING = re.compile(
 _BACKGROUND = re.compile(
     r"^\W*(?:Prior|Previous|Existing|Recent(?:ly)?|Current(?:ly)?|Traditional(?:ly)?"
     r"|Conventional(?:ly)?|Most|Many|Several|Popular|Typical(?:ly)?)\b|\bet\s+al\.|"
-    r"\bprior\s+work\b|\bexisting\s+(?:methods|approaches|works?)\b",
+    r"\bprior\s+work\b|\bexisting\s+(?:methods|approaches|works?)\b"
+    # the field's record, not this paper's: "LLM agents have shown great potential ..."
+    r"|^\W*(?!we\b|our\b)(?:[\w()-]+\s+){1,6}(?:have|has)\s+(?:recently\s+)?(?:shown|demonstrated"
+    r"|achieved|emerged|become|gained|attracted|made|seen|witnessed)\b",
     re.IGNORECASE,
+)
+# What a paper was evaluated on and what it scored: for "how is X evaluated" questions.
+_EVALUATION = re.compile(
+    r"\b(?:benchmark\w*|evaluat\w*|experiment\w*|datasets?|resolve\s+rate|accuracy|[A-Z][\w-]*"
+    r"-?(?:bench|Bench|Arena|QA)\b)|\d+(?:\.\d+)?\s*%",
 )
 # "Specifically, ..." spells out the method just named: it answers "how".
 _ELABORATION = re.compile(r"^\W*(?:Specifically|Concretely|In\s+particular)\b")
@@ -250,6 +258,11 @@ def _score_sentences(
     query = _normalise([embeddings.embed_query(question)])[0]
     sims = matrix @ query + calibration.support_lexical_weight * lexical_scores(question, spelled)
     wants_results = bool(WANTS_RESULTS.search(question))
+    if WANTS_EVALUATION.search(question):  # "how are X evaluated": the evaluation and results
+        sims = sims + np.array(
+            [calibration.contribution_bonus * _evaluates(text) for _, _, text in found]
+        )
+        wants_results = True
     return [
         (
             Sentence(
@@ -272,6 +285,24 @@ def _is_claim(text: str, position: int) -> bool:
     return bool(_METHOD.search(text) or _FINDING.search(text) or _ELABORATION.search(text)) or (
         position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
     )
+
+
+def _evaluates(text: str) -> float:
+    """1 for a sentence that says what the paper was evaluated on or scored, minus one for
+    the sentence that only names the method ("we propose X"), else 0."""
+    if _METHOD.search(text) and not re.search(r"\d", text):
+        return -1.0
+    return 1.0 if _EVALUATION.search(text) and not _BACKGROUND.search(text) else 0.0
+
+
+def without_name(question: str, name: str) -> str:
+    """A "how does X ..." question with the name X replaced by "it": every sentence of X's
+    abstract is about X, and the one that answers matches the rest of the question; the
+    sentence that merely introduces X would win on the name alone."""
+    if not name.strip():
+        return question
+    pattern = rf"(?<![\w-]){re.escape(name.strip())}(?![\w-])"
+    return re.sub(pattern, "it", question, flags=re.IGNORECASE)
 
 
 def _leans(text: str, position: int) -> bool:

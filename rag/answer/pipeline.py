@@ -29,11 +29,12 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.aspects import asked_aspect, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
-from rag.answer.extractive import ExtractiveOptions, extractive_answer
+from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.followup import follow_up
+from rag.answer.list_cut import listed
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
-from rag.answer.question_kind import is_list_request
+from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
@@ -313,17 +314,24 @@ def _clean_rewrite(text: str) -> str:
 
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.retriever.threshold
-    # A list names the retrieved papers above the relevance floor that hold enough of the
-    # question's terms (the sources setting is a maximum, not a quota).
     calibration = assistant.retriever.calibration
-    scores = assistant.retriever.paper_relevance(turn.standalone, turn.sources)
-    shares = assistant.retriever.coverage(turn.standalone, turn.sources)
-    relevant = tuple(
-        score >= threshold and share >= calibration.list_min_coverage
-        for score, share in zip(scores, shares, strict=True)
+    # A list names the retrieved papers that are about its subject (rag.answer.list_cut): the
+    # sources setting is a maximum, not a quota. A Chinese list question ("哪些论文…") is a list
+    # too, though its gloss drops the frame.
+    listing = is_list_request(turn.standalone)
+    relevant = (
+        listed(turn.standalone, turn.sources, assistant.retriever, assistant.sentence_embeddings)
+        if listing
+        else tuple(
+            score >= threshold
+            for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
+        )
     )
     options = ExtractiveOptions(
-        min_similarity=threshold, relevant=relevant, calibration=calibration
+        min_similarity=threshold,
+        relevant=relevant,
+        calibration=calibration,
+        mode="list" if listing and language(turn.standalone) != "en" else "auto",
     )
     named = assistant.retriever.names.named(turn.standalone) if turn.reference is None else None
     if named is not None:  # the question names a method: its paper leads (it was ranked 1)
@@ -353,6 +361,8 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         )
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
+    if named is not None and not named.whole_subject and HOW_IT_WORKS.search(query):
+        query = without_name(query, named.name)  # "How does X decide ...": the rest matters
     lang = question_language(turn.question)  # the heading and labels follow the question
     aspect = asked_aspect(turn.question) if turn.reference and len(sources) == 1 else None
     if aspect is not None:  # "and how fast is it?": its speed sentence, or "reports none"
