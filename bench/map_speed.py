@@ -11,8 +11,11 @@ drawn; back to Chat, ask one question, click "Show on map" under the answer and 
 "cited" trace is drawn. Also printed: when the browser fetched Streamlit's Plotly chunk
 (PlotlyChart.*.js, 4.7 MB) relative to the click (none: it was loaded before), since running
 that chunk, not building the figure (0.01 s) or the server's run (about 2 s), was most of a
-first Map view. The baseline is checked out with `git worktree add --detach` into a temporary
-directory and removed after. The load average is printed: the machine is shared.
+first Map view. And when the map was drawn after each click: twice means Streamlit remounted
+the drawn map (a run that changes what wraps the page does that), which doubles the browser's
+work. `--runs N` alternates the checkouts N times. The baseline is checked out with
+`git worktree add --detach` into a temporary directory and removed after. The load average
+is printed: the machine is shared.
 """
 
 from __future__ import annotations
@@ -39,10 +42,37 @@ CHUNKS_SINCE_CLICK = """() => performance.getEntriesByType('resource')
     .map(e => [e.startTime - window.__click, e.responseEnd - window.__click])"""
 
 
+# Every time a map chart (a new element, or its first points) is drawn after the click: Streamlit
+# remounted the whole page, and with it the drawn map, when a run changed what wraps the page.
+WATCH_DRAWS = f"""() => {{
+    window.__click = performance.now();
+    window.__draws = [];
+    const watch = window.__watch = (window.__watch || 0) + 1;  // an earlier click's poll stops
+    let last = null;
+    const poll = () => {{
+        if (watch !== window.__watch) return;
+        const gd = {MAP};
+        if (gd && gd !== last && gd.querySelector('.scatterlayer .point, canvas')) {{
+            last = gd;
+            window.__draws.push(performance.now() - window.__click);
+        }}
+        if (performance.now() - window.__click < 60000) requestAnimationFrame(poll);
+    }};
+    requestAnimationFrame(poll);
+}}"""
+SETTLE_S = 4.0  # how long after the first draw a second one is looked for
+
+
 def click_timed(page: Any, locator: Any) -> float:
-    page.evaluate("() => { window.__click = performance.now() }")
+    page.evaluate(WATCH_DRAWS)
     locator.click()
     return time.perf_counter()
+
+
+def draws(page: Any) -> list[float]:
+    """Seconds after the click at which a map was drawn (a second one: drawn again)."""
+    time.sleep(SETTLE_S)
+    return [ms / 1000 for ms in page.evaluate("() => window.__draws")]
 
 
 def measure(root: Path, index: Path, width: int, height: int, log: Path) -> dict[str, Any]:
@@ -72,6 +102,7 @@ def measure(root: Path, index: Path, width: int, height: int, log: Path) -> dict
                 page.wait_for_function(f"() => ({MAP})?.querySelector('.scatterlayer, canvas')")
                 first_map = time.perf_counter() - start
                 chunk = page.evaluate(CHUNKS_SINCE_CLICK)
+                first_draws = draws(page)
                 views.get_by_text("Chat", exact=True).click()
                 page.get_by_text("Try one of these").wait_for(timeout=TIMEOUT_MS)
                 box = page.get_by_test_id("stChatInputTextArea")
@@ -86,7 +117,13 @@ def measure(root: Path, index: Path, width: int, height: int, log: Path) -> dict
                     timeout=TIMEOUT_MS,
                 )
                 show = time.perf_counter() - start
-    return {"first_map": first_map, "show_on_map": show, "chunk_after_click": chunk}
+                show_draws = draws(page)
+    return {
+        "first_map": first_map,
+        "show_on_map": show,
+        "chunk_after_click": chunk,
+        "draws": (first_draws, show_draws),
+    }
 
 
 def baseline_checkout(rev: str, into: Path) -> Path:
@@ -103,6 +140,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, required=True, help="an index directory")
     parser.add_argument("--baseline", default="main", help="a git revision, or none")
     parser.add_argument("--size", default="1280x800", help="the viewport, WIDTHxHEIGHT")
+    parser.add_argument("--runs", type=int, default=1, help="rounds over the checkouts")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     index = args.index.resolve()
@@ -112,15 +150,18 @@ def main() -> None:
             roots = {f"baseline {args.baseline}": baseline_checkout(args.baseline, Path(tmp) / "b")}
             roots["current"] = ROOT
         try:
-            for name, root in roots.items():
+            for name, root in [item for _ in range(args.runs) for item in roots.items()]:
                 got = measure(root, index, width, height, Path(tmp) / f"{len(name)}.log")
                 fetched = got["chunk_after_click"]
                 chunk = ", ".join(f"{a / 1000:.1f}-{b / 1000:.1f} s" for a, b in fetched)
+                drawn = "; ".join(
+                    ", ".join(f"{t:.2f}" for t in times) or "-" for times in got["draws"]
+                )
                 print(
                     f"{name}: first Map view {got['first_map']:.2f} s, Show on map "
-                    f"{got['show_on_map']:.2f} s at {width}x{height} (Plotly chunk fetched after "
-                    f"the click: {chunk or 'no, loaded before'}); load average "
-                    f"{os.getloadavg()[0]:.1f}",
+                    f"{got['show_on_map']:.2f} s at {width}x{height} (map drawn at {drawn} s "
+                    f"after each click; Plotly chunk fetched after the click: "
+                    f"{chunk or 'no, loaded before'}); load average {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
         finally:

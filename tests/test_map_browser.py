@@ -133,6 +133,30 @@ def cited_trace(page: Any) -> dict[str, Any]:
     )
 
 
+def watch_map_charts(page: Any) -> None:
+    """Count from now the map charts drawn: Streamlit remounts the whole page, the drawn map
+    with it, when the end of a run changes what wraps the page (the browser's work for the map,
+    done twice)."""
+    page.evaluate(
+        """() => {
+            window.__mapCharts = new Set();
+            const poll = () => {
+                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
+                if (gd && gd.querySelector('.scatterlayer .point')) window.__mapCharts.add(gd);
+                requestAnimationFrame(poll);
+            };
+            requestAnimationFrame(poll);
+        }"""
+    )
+
+
+def map_charts_drawn(page: Any, settle_ms: int = 5000) -> int:
+    """How many map charts were drawn since `watch_map_charts`, once the run has ended."""
+    page.get_by_test_id("stSelectbox").filter(has_text="Open a paper").wait_for(timeout=TIMEOUT)
+    page.wait_for_timeout(settle_ms)
+    return int(page.evaluate("() => window.__mapCharts.size"))
+
+
 def on_screen(page: Any, x: float, y: float) -> tuple[float, float]:
     return tuple(
         page.evaluate(
@@ -175,10 +199,12 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     expect(table).to_contain_text("Approach", timeout=TIMEOUT)
     assert not scrolls_sideways(page), "the chat scrolls sideways after a comparison"
 
+    watch_map_charts(page)
     started = time.perf_counter()
     answer.get_by_role("button", name="Show on map").click()
     cited = cited_trace(page)
     shown_after = time.perf_counter() - started
+    assert map_charts_drawn(page) == 1, "the map was remounted and drawn a second time"
     page.wait_for_timeout(800)  # the annotations are drawn after the data
     chart = page.locator(".st-key-map-box .js-plotly-plot")
     plot = chart.bounding_box()

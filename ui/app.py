@@ -181,9 +181,13 @@ if offline and st.session_state.get(explore.VIEW_KEY) != "Map":
 if notice := st.session_state.pop("notice", None):
     st.success(notice, icon=":material/check_circle:")
 
-# The Map view draws its own box, under the map.
+# The Map view draws its own box, under the map, and holds the page's bottom (where the chat's
+# box floats) empty from the start: Streamlit wraps the page in another element while a chat box
+# floats there, so a bottom emptied only at the end of the run remounted the whole page, and the
+# map, already drawn, was drawn a second time (0.5-1 s of the browser's time at load 5).
 on_map = st.session_state.get(explore.VIEW_KEY) == "Map"
-prompt = None if on_map else st.chat_input("Ask about ICLR 2025 papers…")
+if on_map:
+    st.bottom.empty()
 assistant = open_or_explain(base_settings)
 if assistant is not None and choice.key != CONFIGURED:
     try:
@@ -207,7 +211,7 @@ if assistant is not None:
 else:
     corpus_slot.caption("No index open.")
 
-if map_view.show_map_view(assistant, turns, prompt, map_slot):
+if map_view.show_map_view(assistant, turns, map_slot):
     with chat_actions:
         chat_buttons(turns)
     st.stop()
@@ -218,7 +222,9 @@ for i, turn in enumerate(turns):
     with st.chat_message("assistant"):
         show_reply(turn, i, settings, assistant, last=i == len(turns) - 1)
 
-prompt = prompt or st.session_state.pop("example", None)
+# After the turns, not above them: the floating box changes what wraps the page (see above),
+# and by now the Map view's chart is replaced, so it is not remounted and drawn again for nothing.
+prompt = st.chat_input("Ask about ICLR 2025 papers…") or st.session_state.pop("example", None)
 if prompt and assistant is None:
     turns.append(Turn(prompt, error=NOT_SENT))
     with st.chat_message("user"):

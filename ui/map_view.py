@@ -17,9 +17,7 @@ import numpy as np
 import streamlit as st
 
 from rag.errors import StoreError
-from rag.types import Paper
 from ui.explore import PALETTE, PAPER_KEY, VIEW_KEY, Explorer, explorer, highlight_of, switch_to
-from ui.latex import text_only
 from ui.map_labels import (
     CITED_RADIUS,
     PLOT_HEIGHT,
@@ -40,9 +38,7 @@ if TYPE_CHECKING:
 TRACE = "scatter"
 
 
-def show_map_view(
-    assistant: Assistant | None, turns: list[Turn], prompt: str | None, slot: Any = None
-) -> bool:
+def show_map_view(assistant: Assistant | None, turns: list[Turn], slot: Any = None) -> bool:
     """Render the Map view if it is chosen; True when it was (the caller stops there).
 
     A question typed while the map is shown goes to the chat. `slot` (in the sidebar) gets
@@ -50,10 +46,8 @@ def show_map_view(
     """
     if st.session_state.get(VIEW_KEY) != "Map":
         return False
-    if prompt:
-        st.session_state["example"] = prompt
-        switch_to("Chat")
-        st.rerun()
+    # The page's bottom holds nothing here (app.py empties it): no strip over the map's foot.
+    st.html('<style>[data-testid="stBottom"] { display: none; }</style>')
     if assistant is None:
         return True
     found = explorer(assistant)
@@ -400,14 +394,13 @@ def _picked(event: Any, found: Explorer, fig: dict[str, Any], frame: Frame) -> s
 def _paper_finder(found: Explorer) -> None:
     """Open a card by title too (typing is faster than finding a point). The box always
     names the card that is open, however it was opened."""
-    corpus = found.corpus
-    options = [p.id for p in sorted(corpus.papers, key=lambda p: p.title.lower())]
+    titles = found.finder
     current = st.session_state.get(PAPER_KEY)
-    st.session_state["explore_finder"] = current if current in options else None
+    st.session_state["explore_finder"] = current if current in titles else None
     st.selectbox(
         "Open a paper",
-        options,
-        format_func=lambda pid: text_only((corpus.get(pid) or Paper(pid, pid, "")).shown_title),
+        list(titles),
+        format_func=lambda pid: titles.get(pid, pid),
         placeholder="Type a title…",
         key="explore_finder",
         on_change=_open_found,
