@@ -438,10 +438,19 @@ def _renumber(text: str, local: dict[int, int]) -> str:
     pieces: list[str] = []
     last = 0
     for marker in parse_markers(text):
-        pieces.append(escape_answer(plain_text(text[last : marker.start])))
+        pieces.append(escape_answer(_display(text[last : marker.start])))
         kept = [local[n] for n in marker.numbers if n in local]
         if kept:
             pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "]")
         last = marker.end
-    pieces.append(escape_answer(plain_text(text[last:])))
+    pieces.append(escape_answer(_display(text[last:])))
     return _UNDERLINE.sub(_escape_mark, "".join(pieces))
+
+
+def _display(piece: str) -> str:
+    """`plain_text` of a piece between markers, keeping the spaces around it."""
+    core = piece.strip()
+    if not core:
+        return piece
+    start = piece.index(core[0])
+    return piece[:start] + plain_text(core) + piece[start + len(core) :]
