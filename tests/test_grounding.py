@@ -165,6 +165,22 @@ def test_a_rewrite_that_is_not_one_question_of_its_own_is_refused() -> None:
     ):
         assert accepted(bad, question, turns, titles) is None, bad
     assert accepted("它有多快？", "它有多快？", turns) is None  # not translated
+    assert accepted("<question>", question, turns) is None  # SmolLM2 echoes the fence
+    # A translation that lost the question's own terms answers another question (SmolLM2).
+    zh = "INT4 量化时，激活值里的异常值该怎么处理？"
+    assert accepted("What is the impact of AI on human creativity?", zh, []) is None
+    assert accepted("How does INT4 quantization handle outliers?", zh, []) is not None
+
+
+def test_a_rewrite_echoing_the_fence_is_read_past_it(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    history = [{"role": "user", "content": MDM}, {"role": "assistant", "content": "They do [1]."}]
+    srv.script(
+        "<question>\nHow fast is the masked diffusion language model?\n</question>", SUPPORTED
+    )
+    result = answer("and how fast is it?", history, assistant=assistant)
+    assert result.standalone_question == "How fast is the masked diffusion language model?"
 
 
 def test_a_rewrite_copying_the_previous_question_is_not_searched(

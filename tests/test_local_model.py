@@ -122,3 +122,36 @@ def test_a_second_turn_past_the_time_limit_keeps_the_first(
     assert main([*args, "--config", str(first_config)]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert all("answer" in t for t in json.loads(line)["turns"])
+
+
+CHINESE = ["INT4 量化时，激活值里的异常值该怎么处理？", "绿茶每天喝有什么健康好处？"]
+
+
+def test_a_chinese_question_gets_a_cited_answer_the_chinese_note_or_the_chinese_refusal(
+    llama: LlamaServer,
+    seed_settings: Settings,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever SmolLM2 replies (English, a refusal, prose with no [n]), never an uncited answer."""
+    from rag.answer.grounding import FALLBACK_NOTE
+    from rag.lang.messages import MESSAGES
+
+    context.forget()
+    batch = tmp_path / "questions.txt"
+    batch.write_text("\n".join(CHINESE) + "\n")
+    config = config_for(tmp_path, llama)
+    index = str(seed_settings.store.index_dir)
+    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and len(rows) == len(CHINESE) and all("error" not in r for r in rows), rows
+    zh = MESSAGES["zh"]
+    for row in rows:
+        if row["abstained"]:  # the model's refusal or retrieval's: the Chinese sentence
+            assert row["refusal"] in (zh["model_refused"], zh["no_coverage"]), row
+            assert row["citations"] == [] and row["answer"].startswith(row["refusal"])
+        elif row["grounding"] == "fallback":
+            assert row["note"] == FALLBACK_NOTE["zh"] and row["answer"].startswith(row["note"])
+        else:
+            assert row["grounding"] in ("cited", "reasked") and row["citations"], row
+    assert rows[1]["abstained"]  # green tea: no seed abstract covers it

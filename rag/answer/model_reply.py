@@ -15,11 +15,12 @@ from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.context_fit import fewer, fit_sources
 from rag.answer.grounding import grounded, strict_messages, uncited_sentences, with_note
 from rag.answer.markers import check_citations
-from rag.answer.prompts import NOT_ANSWERED, answer_messages
+from rag.answer.model_refusal import is_refusal, model_refusal
+from rag.answer.prompts import answer_messages
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, StoreError
 from rag.models.context import context_window, learn_window
-from rag.types import NEAREST_SHOWN, Paper, RetrievedPaper
+from rag.types import Paper, RetrievedPaper
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -113,6 +114,8 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
         calibration=assistant.retriever.calibration,
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
+    if is_refusal(checked.text, cited=bool(checked.cited)):
+        return model_refusal(turn, assistant)  # in the question's language, deterministically
     result = numbered(
         CitedAnswer(
             question=turn.question,
@@ -120,7 +123,7 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             answer=checked.text.strip(),
             citations=cite(ordered, turn.sources),
             sources=turn.sources,
-            abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
+            abstained=False,
             model=assistant.model,
             dropped_citations=checked.dropped,
             offline=False,
@@ -128,9 +131,6 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             compare=turn.compare,
         )
     )
-    if result.abstained:  # the model's own refusal: all of its text; the closest papers
-        result.refusal = result.answer
-        result.nearest = result.sources[:NEAREST_SHOWN]
     return result
 
 

@@ -304,6 +304,10 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
 
 
 def _clean_rewrite(text: str) -> str:
+    # A fence tag is not the question: small models echo "<question>" on a line of its own.
+    text = re.sub(
+        r"<\s*/?\s*(?:question|conversation|previous_sources)\s*>", "\n", text, flags=re.I
+    )
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return ""

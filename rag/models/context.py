@@ -58,7 +58,7 @@ def _key(settings: LLMSettings) -> tuple[str, str]:
 
 
 def _window_in_message(message: str) -> int | None:
-    """"... exceed context window of 2048 tokens" (llama-cpp-python), "context size (2048
+    """ "... exceed context window of 2048 tokens" (llama-cpp-python), "context size (2048
     tokens)" (llama.cpp), "maximum context length is 8192 tokens" (OpenAI, vLLM)."""
     match = _WINDOW_SAID.search(message)
     return int(match.group(1)) if match else None
