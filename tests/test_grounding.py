@@ -136,6 +136,48 @@ def test_a_context_length_refusal_is_retried_with_the_servers_window(
     assert len(srv.requests) == 3 and prompt_tokens_of(srv.requests[2]) <= 2048 - 700
 
 
+def test_an_empty_stream_is_asked_whole_and_its_context_refusal_retried(
+    srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    """llama-cpp-python streams nothing for a prompt longer than its window (HTTP 200, no
+    event); asked without streaming it says so, and the prompt is fitted to what it said."""
+    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    big = open_assistant(settings, embeddings=embeddings)
+    said = "This model's maximum context length is 2048 tokens. However, you requested 5120."
+    srv.script(Reply(raw_body=""), Reply(status=400, content=said), SUPPORTED)
+    *pieces, final = list(stream_answer(INT4, assistant=big))
+    empty, whole, again = srv.requests
+    assert empty.stream and not whole.stream and again.stream
+    assert user_text(again).count("<source") < user_text(whole).count("<source")
+    assert prompt_tokens_of(again) <= 2048 - 700
+    assert "".join(str(p) for p in pieces) == SUPPORTED and final.grounding == "cited"
+
+
+def test_an_empty_stream_of_a_prompt_that_fits_is_answered_whole(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script(Reply(raw_body=""), SUPPORTED)
+    *pieces, final = list(stream_answer(INT4, assistant=assistant))
+    assert [r.stream for r in srv.requests] == [True, False]
+    assert pieces == [SUPPORTED] and final.grounding == "cited"
+
+
+def test_a_context_error_event_inside_a_stream_is_retried_with_fewer_sources(
+    srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    """llama.cpp's own server can report it as an error event in the stream (no HTTP status)."""
+    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    big = open_assistant(settings, embeddings=embeddings)
+    event = {"error": {"code": 400, "message": "the request exceeds the available context size"}}
+    srv.script(Reply(raw_body=f"data: {json.dumps(event)}\n\n"), SUPPORTED)
+    *_, final = list(stream_answer(INT4, assistant=big))
+    first, second = [r for r in srv.requests if r.path == "/v1/chat/completions"]
+    # The event did not say the window: the server was asked (llama.cpp's /props, Ollama's).
+    assert [r.path for r in srv.requests][1:3] == ["/props", "/api/show"]
+    assert user_text(second).count("<source") < user_text(first).count("<source")
+    assert final.grounding == "cited"
+
+
 def prompt_tokens_of(request: Any) -> int:
     from langchain_core.messages import HumanMessage
 

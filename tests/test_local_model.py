@@ -45,8 +45,7 @@ def config_for(tmp_path: Path, server: LlamaServer, **llm: object) -> Path:
         "model": "openai:smollm2",
         "base_url": server.base_url,
         "max_tokens": MAX_TOKENS,
-        "context_window": N_CTX,  # as README says: the server's window (a streamed refusal
-        # arrives as an empty stream from llama-cpp-python 0.3.36, not as a 400: not caught yet)
+        "context_window": N_CTX,  # as README says: the server's window
         "timeout": 120,
         "max_retries": 0,
         **llm,
@@ -155,3 +154,30 @@ def test_a_chinese_question_gets_a_cited_answer_the_chinese_note_or_the_chinese_
         else:
             assert row["grounding"] in ("cited", "reasked") and row["citations"], row
     assert rows[1]["abstained"]  # green tea: no seed abstract covers it
+
+
+def test_a_streamed_prompt_longer_than_the_servers_window_is_retried_with_fewer_sources(
+    seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The window is not told (the 8,192 default): llama-cpp-python answers the streamed
+    15-source prompt with an empty stream; asked whole it says its window, and the prompt is
+    fitted to it once."""
+    model = smollm2_path()
+    assert model is not None and llama_server_available()
+    context.forget()
+    with LlamaServer(model, n_ctx=1024) as small:
+        config = config_for(tmp_path, small, context_window=8192)
+        index = str(seed_settings.store.index_dir)
+        args = ["ask", QUESTIONS[0], "--index", index, "--config", str(config), "--json"]
+        code = main(args)
+        row = json.loads(capsys.readouterr().out)
+        assert code == 0 and "error" not in row, row
+        assert row["abstained"] or row["grounding"] in ("cited", "reasked", "fallback")
+        assert context.context_window(small_settings(small)) == 1024  # learned from the 400
+        assert len(row["sources"]) == 15
+
+
+def small_settings(server: LlamaServer) -> object:
+    from rag.settings import LLMSettings
+
+    return LLMSettings(model="openai:smollm2", base_url=server.base_url, context_window=8192)
