@@ -83,6 +83,8 @@ def test_a_cited_reply_is_kept_and_its_uncited_sentences_counted(
     assert len(srv.requests) == 1 and result.grounding == "cited" and result.uncited == 1
     text = "A claim [1]. Another one.\n- listed [2]\nHeading:\nIts claim. [2] Then this."
     assert uncited_sentences(text) == ["Another one.", "Then this."]
+    # A numbered list's "1." is not a sentence of its own.
+    assert uncited_sentences("1. A claim [1].\n2) Not cited.") == ["Not cited."]
 
 
 def test_a_streamed_uncited_reply_falls_back_too(srv: OpenAIServer, assistant: Assistant) -> None:

@@ -70,7 +70,7 @@ def uncited_sentences(text: str) -> list[str]:
     """
     found: list[str] = []
     for line in text.splitlines():
-        body = line.strip().lstrip("-*• ").strip()
+        body = re.sub(r"^(?:[-*•]|\d{1,3}[.)])\s+", "", line.strip()).strip()  # a list item
         if not body or body.endswith(":"):  # a heading or a list's lead-in
             continue
         last_uncited = False
