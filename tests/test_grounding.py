@@ -75,6 +75,18 @@ def test_a_marker_only_reply_is_not_a_cited_answer(srv: OpenAIServer, assistant:
     assert citation.supported and "Runtime Smooth" in citation.quote
 
 
+def test_a_second_reply_copying_the_example_falls_back(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    """SmolLM2 answers the stricter prompt with its example, cited [1]: not found in source 1's
+    abstract, so the offline answer stands in."""
+    copied = "FlexPrefill chooses a sparse attention pattern for each input [1]."
+    assert copied.split(" [")[0] in STRICT_INSTRUCTION
+    srv.script("Outliers are handled by smoothing.", copied)
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 2 and result.grounding == "fallback" and result.offline
+
+
 def test_a_cited_reply_is_kept_and_its_uncited_sentences_counted(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:

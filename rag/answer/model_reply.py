@@ -80,9 +80,16 @@ def checked_answer(
         again = finish(turn, ask(strict_messages(turn.messages)), assistant)
     except Exception:  # noqa: BLE001 - a failed second try falls back like an uncited one
         again = None
-    if again is not None and grounded(again):
+    # Asked again with an example, a small model copies the example (SmolLM2: "FlexPrefill
+    # chooses a sparse attention pattern ... [1]" for any question): the second reply stands
+    # only when one of its claims is found in the abstract it cites (or is not measured).
+    if again is not None and grounded(again) and _found(again):
         return _mark(again, "reasked")
     return with_note(offline())
+
+
+def _found(result: CitedAnswer) -> bool:
+    return result.abstained or any(c.supported is not False for c in result.citations)
 
 
 def _mark(result: CitedAnswer, how: str) -> CitedAnswer:
