@@ -75,6 +75,17 @@ def test_a_marker_only_reply_is_not_a_cited_answer(srv: OpenAIServer, assistant:
     assert citation.supported and "Runtime Smooth" in citation.quote
 
 
+def test_a_marker_opening_the_reply_cites_the_sentence_it_opens(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    """Qwen2.5-Coder writes "[1] claim." with nothing before the marker: a cited claim."""
+    srv.script("[1] Rotated Runtime Smooth smooths channel-wise outliers at runtime.")
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 1 and result.grounding == "cited" and result.uncited == 0
+    (citation,) = result.citations
+    assert citation.supported and "Runtime Smooth" in citation.quote
+
+
 def test_a_second_reply_copying_the_example_falls_back(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:
