@@ -27,6 +27,7 @@ from rag.cli.main import main
 from rag.errors import AnswerError
 from rag.index.chunking import sentences
 from rag.index.ingest import build_index
+from rag.lang.messages import MESSAGES
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, get_settings, with_overrides
 from rag.types import Paper, RetrievedPaper
@@ -276,16 +277,23 @@ def test_unanswerable_question_abstains_without_calling_the_model(
     assert result.refusal == NO_COVERAGE and result.nearest == result.sources[:3]
 
 
-def test_the_models_own_refusal_is_kept_as_data(srv: OpenAIServer, assistant: Assistant) -> None:
+def test_the_models_refusal_becomes_the_apps_own_kept_as_data(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    """The model's wording is not shown (nothing checks it): the app's refusal sentence and the
+    nearest papers are, as for a refusal from retrieval (tests/test_model_refusal.py)."""
     srv.script(f"{NOT_ANSWERED} None of them is about this.")
     result = answer(INT4, assistant=assistant)
-    assert result.abstained and result.citations == []
-    assert result.refusal == result.answer == f"{NOT_ANSWERED} None of them is about this."
-    assert len(result.sources) > 3 and result.nearest == result.sources[:3]
+    assert result.abstained and result.citations == [] and result.grounding == "refused"
+    assert result.refusal == MESSAGES["en"]["model_refused"] and "None of them" not in result.answer
+    assert len(result.sources) > 3 and result.nearest == result.sources[: len(result.nearest)]
+    assert result.nearest and all(
+        f"- {s.paper.shown_title}" in result.answer for s in result.nearest
+    )
     printed = result.as_json()
-    assert printed["refusal"] == result.refusal
+    assert printed["refusal"] == result.refusal and printed["grounding"] == "refused"
     assert [p["paper_id"] for p in printed["nearest"]] == [
-        s["paper_id"] for s in printed["sources"][:3]
+        s["paper_id"] for s in printed["sources"][: len(result.nearest)]
     ]
 
 

@@ -75,6 +75,29 @@ def test_a_marker_only_reply_is_not_a_cited_answer(srv: OpenAIServer, assistant:
     assert citation.supported and "Runtime Smooth" in citation.quote
 
 
+def test_a_marker_opening_the_reply_cites_the_sentence_it_opens(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    """Qwen2.5-Coder writes "[1] claim." with nothing before the marker: a cited claim."""
+    srv.script("[1] Rotated Runtime Smooth smooths channel-wise outliers at runtime.")
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 1 and result.grounding == "cited" and result.uncited == 0
+    (citation,) = result.citations
+    assert citation.supported and "Runtime Smooth" in citation.quote
+
+
+def test_a_second_reply_copying_the_example_falls_back(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    """SmolLM2 answers the stricter prompt with its example, cited [1]: not found in source 1's
+    abstract, so the offline answer stands in."""
+    copied = "FlexPrefill chooses a sparse attention pattern for each input [1]."
+    assert copied.split(" [")[0] in STRICT_INSTRUCTION
+    srv.script("Outliers are handled by smoothing.", copied)
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 2 and result.grounding == "fallback" and result.offline
+
+
 def test_a_cited_reply_is_kept_and_its_uncited_sentences_counted(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:
@@ -83,6 +106,8 @@ def test_a_cited_reply_is_kept_and_its_uncited_sentences_counted(
     assert len(srv.requests) == 1 and result.grounding == "cited" and result.uncited == 1
     text = "A claim [1]. Another one.\n- listed [2]\nHeading:\nIts claim. [2] Then this."
     assert uncited_sentences(text) == ["Another one.", "Then this."]
+    # A numbered list's "1." is not a sentence of its own.
+    assert uncited_sentences("1. A claim [1].\n2) Not cited.") == ["Not cited."]
 
 
 def test_a_streamed_uncited_reply_falls_back_too(srv: OpenAIServer, assistant: Assistant) -> None:
@@ -136,6 +161,48 @@ def test_a_context_length_refusal_is_retried_with_the_servers_window(
     assert len(srv.requests) == 3 and prompt_tokens_of(srv.requests[2]) <= 2048 - 700
 
 
+def test_an_empty_stream_is_asked_whole_and_its_context_refusal_retried(
+    srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    """llama-cpp-python streams nothing for a prompt longer than its window (HTTP 200, no
+    event); asked without streaming it says so, and the prompt is fitted to what it said."""
+    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    big = open_assistant(settings, embeddings=embeddings)
+    said = "This model's maximum context length is 2048 tokens. However, you requested 5120."
+    srv.script(Reply(raw_body=""), Reply(status=400, content=said), SUPPORTED)
+    *pieces, final = list(stream_answer(INT4, assistant=big))
+    empty, whole, again = srv.requests
+    assert empty.stream and not whole.stream and again.stream
+    assert user_text(again).count("<source") < user_text(whole).count("<source")
+    assert prompt_tokens_of(again) <= 2048 - 700
+    assert "".join(str(p) for p in pieces) == SUPPORTED and final.grounding == "cited"
+
+
+def test_an_empty_stream_of_a_prompt_that_fits_is_answered_whole(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script(Reply(raw_body=""), SUPPORTED)
+    *pieces, final = list(stream_answer(INT4, assistant=assistant))
+    assert [r.stream for r in srv.requests] == [True, False]
+    assert pieces == [SUPPORTED] and final.grounding == "cited"
+
+
+def test_a_context_error_event_inside_a_stream_is_retried_with_fewer_sources(
+    srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
+) -> None:
+    """llama.cpp's own server can report it as an error event in the stream (no HTTP status)."""
+    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    big = open_assistant(settings, embeddings=embeddings)
+    event = {"error": {"code": 400, "message": "the request exceeds the available context size"}}
+    srv.script(Reply(raw_body=f"data: {json.dumps(event)}\n\n"), SUPPORTED)
+    *_, final = list(stream_answer(INT4, assistant=big))
+    first, second = [r for r in srv.requests if r.path == "/v1/chat/completions"]
+    # The event did not say the window: the server was asked (llama.cpp's /props, Ollama's).
+    assert [r.path for r in srv.requests][1:3] == ["/props", "/api/show"]
+    assert user_text(second).count("<source") < user_text(first).count("<source")
+    assert final.grounding == "cited"
+
+
 def prompt_tokens_of(request: Any) -> int:
     from langchain_core.messages import HumanMessage
 
@@ -165,6 +232,22 @@ def test_a_rewrite_that_is_not_one_question_of_its_own_is_refused() -> None:
     ):
         assert accepted(bad, question, turns, titles) is None, bad
     assert accepted("它有多快？", "它有多快？", turns) is None  # not translated
+    assert accepted("<question>", question, turns) is None  # SmolLM2 echoes the fence
+    # A translation that lost the question's own terms answers another question (SmolLM2).
+    zh = "INT4 量化时，激活值里的异常值该怎么处理？"
+    assert accepted("What is the impact of AI on human creativity?", zh, []) is None
+    assert accepted("How does INT4 quantization handle outliers?", zh, []) is not None
+
+
+def test_a_rewrite_echoing_the_fence_is_read_past_it(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    history = [{"role": "user", "content": MDM}, {"role": "assistant", "content": "They do [1]."}]
+    srv.script(
+        "<question>\nHow fast is the masked diffusion language model?\n</question>", SUPPORTED
+    )
+    result = answer("and how fast is it?", history, assistant=assistant)
+    assert result.standalone_question == "How fast is the masked diffusion language model?"
 
 
 def test_a_rewrite_copying_the_previous_question_is_not_searched(

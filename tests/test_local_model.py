@@ -45,8 +45,7 @@ def config_for(tmp_path: Path, server: LlamaServer, **llm: object) -> Path:
         "model": "openai:smollm2",
         "base_url": server.base_url,
         "max_tokens": MAX_TOKENS,
-        "context_window": N_CTX,  # as README says: the server's window (a streamed refusal
-        # arrives as an empty stream from llama-cpp-python 0.3.36, not as a 400: not caught yet)
+        "context_window": N_CTX,  # as README says: the server's window
         "timeout": 120,
         "max_retries": 0,
         **llm,
@@ -91,6 +90,8 @@ def test_fifteen_sources_in_a_2048_window_are_answered_and_never_shown_uncited(
         if row["grounding"] in ("cited", "reasked"):  # shown as cited: a claim with a marker
             assert row["citations"], row
             assert all(c["quote"] or c["supported"] is False for c in row["citations"])
+        if row["grounding"] == "reasked":  # not a copy of the stricter prompt's example
+            assert any(c["supported"] is not False for c in row["citations"]), row
         if row["grounding"] == "fallback":
             assert row["note"] and row["answer"].startswith(row["note"])
             assert all(c["supported"] for c in row["citations"])
@@ -122,3 +123,63 @@ def test_a_second_turn_past_the_time_limit_keeps_the_first(
     assert main([*args, "--config", str(first_config)]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert all("answer" in t for t in json.loads(line)["turns"])
+
+
+CHINESE = ["INT4 量化时，激活值里的异常值该怎么处理？", "绿茶每天喝有什么健康好处？"]
+
+
+def test_a_chinese_question_gets_a_cited_answer_the_chinese_note_or_the_chinese_refusal(
+    llama: LlamaServer,
+    seed_settings: Settings,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever SmolLM2 replies (English, a refusal, prose with no [n]), never an uncited answer."""
+    from rag.answer.grounding import FALLBACK_NOTE
+    from rag.lang.messages import MESSAGES
+
+    context.forget()
+    batch = tmp_path / "questions.txt"
+    batch.write_text("\n".join(CHINESE) + "\n")
+    config = config_for(tmp_path, llama)
+    index = str(seed_settings.store.index_dir)
+    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and len(rows) == len(CHINESE) and all("error" not in r for r in rows), rows
+    zh = MESSAGES["zh"]
+    for row in rows:
+        if row["abstained"]:  # the model's refusal or retrieval's: the Chinese sentence
+            assert row["refusal"] in (zh["model_refused"], zh["no_coverage"]), row
+            assert row["citations"] == [] and row["answer"].startswith(row["refusal"])
+        elif row["grounding"] == "fallback":
+            assert row["note"] == FALLBACK_NOTE["zh"] and row["answer"].startswith(row["note"])
+        else:
+            assert row["grounding"] in ("cited", "reasked") and row["citations"], row
+    assert rows[1]["abstained"]  # green tea: no seed abstract covers it
+
+
+def test_a_streamed_prompt_longer_than_the_servers_window_is_retried_with_fewer_sources(
+    seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The window is not told (the 8,192 default): llama-cpp-python answers the streamed
+    15-source prompt with an empty stream; asked whole it says its window, and the prompt is
+    fitted to it once."""
+    model = smollm2_path()
+    assert model is not None and llama_server_available()
+    context.forget()
+    with LlamaServer(model, n_ctx=1024) as small:
+        config = config_for(tmp_path, small, context_window=8192)
+        index = str(seed_settings.store.index_dir)
+        args = ["ask", QUESTIONS[0], "--index", index, "--config", str(config), "--json"]
+        code = main(args)
+        row = json.loads(capsys.readouterr().out)
+        assert code == 0 and "error" not in row, row
+        assert row["abstained"] or row["grounding"] in ("cited", "reasked", "fallback")
+        assert context.context_window(small_settings(small)) == 1024  # learned from the 400
+        assert len(row["sources"]) == 15
+
+
+def small_settings(server: LlamaServer) -> object:
+    from rag.settings import LLMSettings
+
+    return LLMSettings(model="openai:smollm2", base_url=server.base_url, context_window=8192)

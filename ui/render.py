@@ -20,6 +20,7 @@ from rag.common.redact import redact
 from rag.explore.bibtex import authors_in_order
 from rag.types import TIERS, Paper
 from ui.latex import display_form, own_macros, plain_text
+from ui.uncited import marking, uncited_of
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Citation, CitedAnswer
@@ -189,8 +190,9 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
         answer.answer,
         lambda n: f"#{card_anchor(turn_index, n)}" if n in quotes else None,
         title=lambda n: title(n) if 1 <= n <= len(answer.sources) else quotes[n],
-        # A quote's \\ours is its paper's name when one source alone uses it.
-        escape=lambda text: display_answer(text, macros),
+        # A quote's \\ours is its paper's name when one source alone uses it; a sentence
+        # with no [n] is muted and badged "uncited" (ui.uncited).
+        escape=marking(lambda text: display_answer(text, macros), uncited_of(answer)),
     )
 
 

@@ -66,11 +66,12 @@ def uncited_sentences(text: str) -> list[str]:
     """The answer's sentences that carry no marker (shown as uncited, never as evidence).
 
     A marker opening the next sentence ("... claim. [1] Next") belongs to the one before it,
-    as in rag.answer.support.claims.
+    and one opening the reply to the sentence it opens, as in rag.answer.support.claims.
     """
     found: list[str] = []
+    first = True
     for line in text.splitlines():
-        body = line.strip().lstrip("-*• ").strip()
+        body = re.sub(r"^(?:[-*•]|\d{1,3}[.)])\s+", "", line.strip()).strip()  # a list item
         if not body or body.endswith(":"):  # a heading or a list's lead-in
             continue
         last_uncited = False
@@ -80,7 +81,8 @@ def uncited_sentences(text: str) -> list[str]:
             if opening:
                 if last_uncited:
                     found.pop()
-                sentence = sentence[opening.end() :].strip()
+                sentence = "" if first else sentence[opening.end() :].strip()
+            first = first and not sentence.strip()
             last_uncited = bool(sentence) and not MARKER.search(sentence)
             if last_uncited and any(ch.isalnum() for ch in sentence):
                 found.append(sentence)

@@ -15,11 +15,12 @@ from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.context_fit import fewer, fit_sources
 from rag.answer.grounding import grounded, strict_messages, uncited_sentences, with_note
 from rag.answer.markers import check_citations
-from rag.answer.prompts import NOT_ANSWERED, answer_messages
+from rag.answer.model_refusal import is_refusal, model_refusal
+from rag.answer.prompts import answer_messages
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, StoreError
 from rag.models.context import context_window, learn_window
-from rag.types import NEAREST_SHOWN, Paper, RetrievedPaper
+from rag.types import Paper, RetrievedPaper
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -79,9 +80,16 @@ def checked_answer(
         again = finish(turn, ask(strict_messages(turn.messages)), assistant)
     except Exception:  # noqa: BLE001 - a failed second try falls back like an uncited one
         again = None
-    if again is not None and grounded(again):
+    # Asked again with an example, a small model copies the example (SmolLM2: "FlexPrefill
+    # chooses a sparse attention pattern ... [1]" for any question): the second reply stands
+    # only when one of its claims is found in the abstract it cites (or is not measured).
+    if again is not None and grounded(again) and _found(again):
         return _mark(again, "reasked")
     return with_note(offline())
+
+
+def _found(result: CitedAnswer) -> bool:
+    return result.abstained or any(c.supported is not False for c in result.citations)
 
 
 def _mark(result: CitedAnswer, how: str) -> CitedAnswer:
@@ -113,6 +121,8 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
         calibration=assistant.retriever.calibration,
     )
     ordered = [quotes[n] for n in checked.cited if n in quotes]
+    if is_refusal(checked.text, cited=bool(checked.cited)):
+        return model_refusal(turn, assistant)  # in the question's language, deterministically
     result = numbered(
         CitedAnswer(
             question=turn.question,
@@ -120,7 +130,7 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             answer=checked.text.strip(),
             citations=cite(ordered, turn.sources),
             sources=turn.sources,
-            abstained=not ordered and NOT_ANSWERED.lower().rstrip(".") in text.lower(),
+            abstained=False,
             model=assistant.model,
             dropped_citations=checked.dropped,
             offline=False,
@@ -128,9 +138,6 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             compare=turn.compare,
         )
     )
-    if result.abstained:  # the model's own refusal: all of its text; the closest papers
-        result.refusal = result.answer
-        result.nearest = result.sources[:NEAREST_SHOWN]
     return result
 
 

@@ -171,11 +171,9 @@ def stream_answer(
     try:
         for attempt in (1, 2):
             try:
-                for chunk in llm_budget.stream(model, turn.messages, budget):
-                    piece = _text(chunk.content)
-                    if piece:
-                        parts.append(piece)
-                        yield piece
+                for piece in _streamed(model, turn.messages, budget):
+                    parts.append(piece)
+                    yield piece
                 break
             except Exception as e:
                 refit = attempt == 1 and not parts and is_context_error(e)
@@ -184,6 +182,44 @@ def stream_answer(
     except Exception as e:
         raise _model_error(e, assistant, question) from None
     yield checked_answer(turn, "".join(parts), assistant, ask, lambda: _offline(turn, assistant))
+
+
+def _streamed(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> Iterator[str]:
+    """The reply's pieces as they come; an empty stream is asked again whole, once.
+
+    llama-cpp-python answers a streamed prompt longer than its window with an empty stream
+    (HTTP 200, no event); asked without streaming it refuses with the 400 that says so, which
+    the caller then refits (rag.models.context.is_context_error). A prompt that fits is answered
+    whole.
+    """
+    got = False
+    try:
+        for chunk in llm_budget.stream(model, messages, budget):
+            piece = _text(chunk.content)
+            if piece:
+                got = True
+                yield piece
+    except ValueError as e:  # LangChain's "No generation chunks were returned"
+        if got or "no generation chunks" not in str(e).lower():
+            raise
+    if not got:
+        whole = _whole(model, messages, budget)
+        if whole:
+            yield whole
+
+
+def _whole(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> str:
+    """The reply asked without streaming; once more on a new connection when the server reset
+    the one its empty stream left open (llama-cpp-python does)."""
+    import openai
+
+    for attempt in (1, 2):
+        try:
+            return _text(llm_budget.invoke(model, messages, budget).content)
+        except openai.APIConnectionError as e:
+            if attempt == 2 or isinstance(e, openai.APITimeoutError):
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _refit(
@@ -305,6 +341,10 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
 
 
 def _clean_rewrite(text: str) -> str:
+    # A fence tag is not the question: small models echo "<question>" on a line of its own.
+    text = re.sub(
+        r"<\s*/?\s*(?:question|conversation|previous_sources)\s*>", "\n", text, flags=re.I
+    )
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return ""

@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rag.answer.fence import defuse as fold_and_defuse
-from rag.lang.messages import reply_language_instruction
+from rag.lang.messages import MESSAGES, reply_language_instruction
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from rag.types import Paper, RetrievedPaper
 
-NOT_ANSWERED = "The sources do not answer this question."
+NOT_ANSWERED = MESSAGES["en"]["not_answered"]
 MAX_HISTORY_CHARS = 1500  # per message, in the rewrite prompt
 
 SYSTEM_PROMPT = f"""\

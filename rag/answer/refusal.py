@@ -24,14 +24,21 @@ ENGLISH_ONLY = (
 
 
 def abstention(
-    question: str, standalone: str, nearest: list[RetrievedPaper], assistant: Assistant
+    question: str,
+    standalone: str,
+    nearest: list[RetrievedPaper],
+    assistant: Assistant,
+    reason: str = "no_coverage",
 ) -> CitedAnswer:
     """The refusal, naming the nearest papers so the user can judge.
+
+    `reason` is its sentence's key in `rag.lang.messages.MESSAGES` ("model_refused" when the
+    model said its sources do not answer: rag.answer.model_refusal).
 
     Its parts are also kept apart on the answer: `refusal` (the text before the titles) and
     `nearest` (the papers named), for readers that show them their own way (the page).
     """
-    lines = [message("no_coverage", question)]
+    lines = [message(reason, question)]
     if (
         mostly_cjk(standalone)
         and language(standalone) != "zh"  # Chinese is glossed into English (rag.lang.gloss)

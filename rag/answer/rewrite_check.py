@@ -25,6 +25,8 @@ _REFERS = re.compile(
     re.IGNORECASE,
 )
 MAX_REWRITE_WORDS = 60
+_FENCE = re.compile(r"<\s*/?\s*[a-z_]+\s*>", re.IGNORECASE)
+_LATIN = re.compile(r"[a-z][a-z0-9]+")  # a foreign question's English terms, lowercased
 
 
 def needs_rewrite(question: str) -> bool:
@@ -41,12 +43,13 @@ def accepted(
 ) -> str | None:
     """`rewritten` if it is one standalone question of its own, else None (use `question`).
 
-    Refused: empty, several lines or questions, a source line ("[1] Title"), a copy of an
-    earlier answer or question, a previous title on its own, or still not English when the
-    question was not.
+    Refused: empty, several lines or questions, a source line ("[1] Title"), a fence tag
+    ("<question>", SmolLM2's first line), a copy of an earlier answer or question, a previous
+    title on its own, still not English when the question was not, or a translation that lost
+    the question's Latin-script terms (method names, acronyms: "INT4").
     """
     text = " ".join(rewritten.split())
-    if not text or len(text.split()) > MAX_REWRITE_WORDS:
+    if not text or len(text.split()) > MAX_REWRITE_WORDS or _FENCE.search(text):
         return None
     if MARKER.search(text) or re.match(r"^\s*(?:\d+[.)]|[-*•])\s", rewritten):
         return None
@@ -60,8 +63,12 @@ def accepted(
                 return None
     if any(key == _key(title) for title in previous_titles):
         return None
-    if language(question) != "en" and language(text) != "en":
-        return None
+    if language(question) != "en":
+        if language(text) != "en":
+            return None
+        kept = set(_key(text).split())
+        if any(term not in kept for term in _LATIN.findall(question.lower())):
+            return None
     return text
 
 

@@ -78,7 +78,8 @@ def claims(text: str) -> list[Claim]:
     """Sentences of the answer with the numbers they cite.
 
     A marker standing at the start of a sentence ("... claim. [1] Next ...") belongs to
-    the sentence before it.
+    the sentence before it; at the start of the reply, with no sentence before it ("[1] The
+    scaling rate ...", Qwen2.5's habit), to the sentence it opens.
     """
     found: list[tuple[str, list[int]]] = []
     for line in text.splitlines():
@@ -91,12 +92,13 @@ def claims(text: str) -> list[Claim]:
                     break
                 numbers.extend(marker.numbers)
                 body_start = marker.end
+            opening: list[int] = []
             if numbers and found:
                 found[-1][1].extend(numbers)
             elif numbers:
-                found.append(("", numbers))
+                opening = numbers
             rest = sentence[body_start:]
-            rest_numbers = [n for m in parse_markers(rest) for n in m.numbers]
+            rest_numbers = opening + [n for m in parse_markers(rest) for n in m.numbers]
             body = MARKER.sub("", rest).strip(" -*•\t")
             if body or rest_numbers:
                 found.append((" ".join(body.split()), rest_numbers))

@@ -17,6 +17,10 @@ MESSAGES: dict[str, dict[str, str]] = {
             "every sentence below is quoted from the cited abstract."
         ),
         "no_coverage": "No ICLR 2025 abstract in the index covers this question.",
+        # What the chat model is told to say when its sources do not answer (rag.answer.prompts)
+        "not_answered": "The sources do not answer this question.",
+        # The app's own refusal when the model refused (rag.answer.model_refusal)
+        "model_refused": "The retrieved abstracts do not answer this question.",
         "nearest": "The nearest papers in the index:",
         "no_such_name": "No paper in the index is called {name}.",
         "closest_names": "The closest names in the index:",
@@ -32,6 +36,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "原文照录，未经翻译。"
         ),
         "no_coverage": "索引中没有任何 ICLR 2025 论文摘要涉及这个问题。",
+        "not_answered": "这些来源没有回答这个问题。",
+        "model_refused": "检索到的论文摘要没有回答这个问题。",
         "nearest": "索引中最接近的论文：",
         "no_such_name": "索引中没有名为 {name} 的论文。",
         "closest_names": "索引中最接近的名称：",
@@ -57,13 +63,23 @@ LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
 
 def reply_language_instruction(question: str, not_answered: str) -> str:
-    """For the chat model: answer a non-English question in its language ("" for English)."""
+    """For the chat model: answer a non-English question in its language ("" for English).
+
+    A Chinese question is told the Chinese refusal sentence (`MESSAGES["zh"]["not_answered"]`);
+    other languages, which have no fixed text here, the English `not_answered`. A refusal in
+    either language is recognised (rag.answer.model_refusal).
+    """
     code = language(question)
     if code == "en":
         return ""
     name = LANGUAGE_NAMES.get(code, "the language of the question as asked")
+    refusal = (
+        f'say exactly: "{MESSAGES["zh"]["not_answered"]}"'
+        if code == "zh"
+        else f'still begin with the English sentence "{not_answered}"'
+    )
     return (
         f"\nThe question was asked in {name}: write your answer in {name}, keeping the [n] "
-        "markers, paper titles and technical terms as they are. If the sources do not answer "
-        f'it, still begin with the English sentence "{not_answered}".'
+        f"markers, paper titles and technical terms as they are. If the sources do not answer "
+        f"it, {refusal}."
     )

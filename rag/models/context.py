@@ -115,6 +115,8 @@ def _ollama(body: Any) -> int | None:
 def is_context_error(error: Exception) -> bool:
     """A server's refusal of a prompt longer than its window (a 400 that says so)."""
     status = getattr(error, "status_code", None)
+    if status is None:  # an error event inside a stream (llama.cpp's server): no HTTP status
+        status = 400 if type(error).__name__ == "APIError" else None
     return status in (400, 413, 422, 500) and bool(_CONTEXT_ERROR.search(str(error)))
 
 
