@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 
 from rag.answer.citations import Citation, CitedAnswer
 from rag.types import Paper, RetrievedPaper
+from ui.export import chat_markdown
 from ui.feedback import (
     FeedbackRefused,
     RateLimit,
@@ -23,7 +24,6 @@ from ui.feedback import (
 )
 from ui.render import (
     Turn,
-    chat_markdown,
     display_answer,
     display_text,
     escape_answer,
@@ -146,5 +146,5 @@ def test_the_export_shows_abstract_latex_in_its_display_form() -> None:
     exported = chat_markdown([Turn("What is BitStack?", answer=answer)])
     for raw in ("\\textbf", "\\%", "\\'e", "scores---", "$"):
         assert raw not in exported, raw
-    assert "BitStack cuts memory by 4.8% with Fréchet scores—fast.[1]" in exported
+    assert "BitStack cuts memory by 4.8% with Fréchet scores—fast. [1]" in exported
     assert "1. BitStack: Fine-Grained Size Control." in exported

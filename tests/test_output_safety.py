@@ -21,7 +21,8 @@ from rag.cli.output import json_line, terminal_text
 from rag.index.ingest import build_index
 from testkit.openai_server import OpenAIServer
 from tests.helpers import make_settings, plain, point_app_at, run_cli
-from ui.render import Turn, answer_markdown, chat_markdown, safe_url, source_link
+from ui.export import chat_markdown
+from ui.render import Turn, answer_markdown, safe_url, source_link
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 SPOOF_URL = "https://openreview.net@evil.example/forum?id=spoof"

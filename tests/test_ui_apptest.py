@@ -20,10 +20,10 @@ from rag.lang.messages import MESSAGES
 from rag.types import Paper, RetrievedPaper
 from testkit.openai_server import OpenAIServer, Reply
 from tests.helpers import CORPUS_JSONL, make_settings, plain, point_app_at, read_jsonl
+from ui.export import chat_markdown
 from ui.feedback import RateLimit, latest_feedback
 from ui.render import (
     Turn,
-    chat_markdown,
     display_text,
     escape_answer,
     escape_message,

@@ -151,7 +151,8 @@ def test_bidi_controls_never_reach_a_heading_card_source_list_or_map_hover() -> 
     topic_map = SimpleNamespace(
         paper_ids=["p"], topics=np.array([0]), topic_list=[SimpleNamespace(label="t\u202eopic")]
     )
-    found = make_explorer(topic_map, SimpleNamespace(get=lambda pid: paper))  # type: ignore[arg-type]
+    corpus = SimpleNamespace(get=lambda pid: paper, papers=[paper])
+    found = make_explorer(topic_map, corpus)  # type: ignore[arg-type]
     shown["map hover"] = found.hover[0]
     for where, text in shown.items():
         assert not set(text) & set(BIDI), (where, text)

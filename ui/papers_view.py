@@ -25,10 +25,10 @@ from ui.explore import (
     highlight_of,
     switch_to,
 )
+from ui.export import chat_markdown
 from ui.latex import display_form, own_macros, plain_text
 from ui.render import (
     Turn,
-    chat_markdown,
     display_text,
     escape_export,
     escape_text,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
 
@@ -38,6 +38,7 @@ from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
+from rag.answer.streaming import reply_text, streamed
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
 from rag.lang.messages import MESSAGES, question_language
@@ -128,7 +129,7 @@ def answer(
     model = assistant.chat_model
 
     def ask(messages: list[BaseMessage]) -> str:
-        return _text(llm_budget.invoke(model, messages, budget).content)
+        return reply_text(llm_budget.invoke(model, messages, budget).content)
 
     try:
         try:
@@ -165,13 +166,13 @@ def stream_answer(
     assert model is not None
 
     def ask(messages: list[BaseMessage]) -> str:  # the second try, read whole (and streamed)
-        return "".join(_text(c.content) for c in llm_budget.stream(model, messages, budget))
+        return "".join(reply_text(c.content) for c in llm_budget.stream(model, messages, budget))
 
     parts: list[str] = []
     try:
         for attempt in (1, 2):
             try:
-                for piece in _streamed(model, turn.messages, budget):
+                for piece in streamed(model, turn.messages, budget):
                     parts.append(piece)
                     yield piece
                 break
@@ -182,44 +183,6 @@ def stream_answer(
     except Exception as e:
         raise _model_error(e, assistant, question) from None
     yield checked_answer(turn, "".join(parts), assistant, ask, lambda: _offline(turn, assistant))
-
-
-def _streamed(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> Iterator[str]:
-    """The reply's pieces as they come; an empty stream is asked again whole, once.
-
-    llama-cpp-python answers a streamed prompt longer than its window with an empty stream
-    (HTTP 200, no event); asked without streaming it refuses with the 400 that says so, which
-    the caller then refits (rag.models.context.is_context_error). A prompt that fits is answered
-    whole.
-    """
-    got = False
-    try:
-        for chunk in llm_budget.stream(model, messages, budget):
-            piece = _text(chunk.content)
-            if piece:
-                got = True
-                yield piece
-    except ValueError as e:  # LangChain's "No generation chunks were returned"
-        if got or "no generation chunks" not in str(e).lower():
-            raise
-    if not got:
-        whole = _whole(model, messages, budget)
-        if whole:
-            yield whole
-
-
-def _whole(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> str:
-    """The reply asked without streaming; once more on a new connection when the server reset
-    the one its empty stream left open (llama-cpp-python does)."""
-    import openai
-
-    for attempt in (1, 2):
-        try:
-            return _text(llm_budget.invoke(model, messages, budget).content)
-        except openai.APIConnectionError as e:
-            if attempt == 2 or isinstance(e, openai.APITimeoutError):
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _refit(
@@ -324,7 +287,7 @@ def _standalone(
         messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
         # Streamed, so a timeout closes the request and a local server stops working on it.
         chunks = llm_budget.stream(assistant.chat_model, messages, budget)
-        reply = "".join(_text(chunk.content) for chunk in chunks)
+        reply = "".join(reply_text(chunk.content) for chunk in chunks)
     except Exception as e:
         raise _model_error(e, assistant, original) from None
     rewritten = _clean_rewrite(reply)
@@ -429,16 +392,6 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
 def _pieces(text: str) -> Iterator[str]:
     """An already complete answer, line by line, so the UI streams it the same way."""
     yield from re.findall(r"[^\n]*\n|[^\n]+$", text)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
-        )
-    return str(content or "")
 
 
 def _budget(assistant: Assistant) -> Budget:
