@@ -8,6 +8,7 @@ command that rebuilds them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -39,6 +40,7 @@ from rag.index.shipped import (
     multilingual_vectors,
     read_stored,
 )
+from rag.index.shipped_chunks import PLAN_FILE, chunk_plan
 from rag.index.vectors import read_paper_vectors
 from rag.models.minilm import LocalEmbeddings, load_tokenizer
 from rag.retrieval.calibration import calibration_for
@@ -115,13 +117,13 @@ def test_the_shipped_vectors_are_what_the_models_compute_here(
 
 
 def test_the_shipped_files_are_small_and_in_the_wheel_s_data() -> None:
-    for path in (chunk_file(BACKEND), MULTILINGUAL_FILE, MAP_FILE):
+    for path in (chunk_file(BACKEND), MULTILINGUAL_FILE, MAP_FILE, PLAN_FILE):
         assert path.parent == BUNDLED_CORPUS and path.stat().st_size < 4e6, path
     tracked = subprocess.run(
         ["git", "ls-files", "data/iclr2025"], cwd=ROOT, capture_output=True, text=True
     )
     if tracked.returncode == 0:  # a checkout: a fresh clone must have them
-        for path in (chunk_file(BACKEND), MULTILINGUAL_FILE, MAP_FILE):
+        for path in (chunk_file(BACKEND), MULTILINGUAL_FILE, MAP_FILE, PLAN_FILE):
             assert str(path.relative_to(ROOT)) in tracked.stdout.split(), f"{path} not committed"
 
 
@@ -140,6 +142,23 @@ def test_shipped_vectors_are_used_only_when_every_key_matches(embeddings: Any) -
         backend = BACKEND
 
     assert chunk_vectors(DEFAULTS, OtherModel()) is None  # type: ignore[arg-type]
+
+
+def test_the_shipped_chunk_boundaries_are_what_chunking_computes_here(embeddings: Any) -> None:
+    plan = chunk_plan(DEFAULTS, embeddings)
+    rebuild = "rebuild them with `rag vectors chunks` and commit data/iclr2025/chunks.json.gz"
+    assert plan is not None, f"the shipped chunk boundaries were made otherwise: {rebuild}"
+    count = token_counter(load_tokenizer())
+    chunking = DEFAULTS.chunking
+    papers = load_corpus([BUNDLED_CORPUS]).papers
+    for paper in papers:
+        here = chunk_paper(paper, count, chunking.max_tokens, chunking.overlap_sentences)
+        assert plan.chunks(paper) == here, f"{paper.id}: the shipped chunks are stale: {rebuild}"
+    edited = dataclasses.replace(papers[0], abstract=papers[0].abstract + " Edited.")
+    assert plan.chunks(edited) is None  # chunked as always
+    off = with_overrides(DEFAULTS, {"embedding": {"bundled_vectors": False}})
+    other_chunks = with_overrides(DEFAULTS, {"chunking": {"max_tokens": 128}})
+    assert chunk_plan(off, embeddings) is None and chunk_plan(other_chunks, embeddings) is None
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:

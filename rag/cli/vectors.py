@@ -1,7 +1,9 @@
 """`rag vectors build`: the shipped vectors and topic map of the bundled corpus, recomputed.
 
-    rag vectors build                 # writes data/iclr2025/vectors-*.npz and topicmap.json.gz
+    rag vectors build                 # writes data/iclr2025/vectors-*.npz, chunks.json.gz and
+                                      # topicmap.json.gz
     rag vectors map                   # only the map, from the shipped vectors
+    rag vectors chunks                # only the chunk boundaries (seconds: no model runs)
 
 Run it after changing the bundled corpus, the model, the default backend or the chunking (the
 test tests/test_shipped_vectors.py says when): it embeds every chunk and paper of the bundled
@@ -26,8 +28,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     vectors.add_argument(
         "action",
-        choices=["build", "map"],
-        help="build: recompute and write them all; map: only the map, from the shipped vectors",
+        choices=["build", "map", "chunks"],
+        help="build: recompute and write them all; map: only the map, from the shipped vectors; "
+        "chunks: only the chunk boundaries",
     )
     vectors.set_defaults(run=run_vectors)
 
@@ -39,6 +42,7 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
     from rag.index.chunking import chunk_paper, token_counter
     from rag.index.multilingual import paper_text
     from rag.index.shipped import MULTILINGUAL_FILE, chunk_file, chunk_key, multilingual_key
+    from rag.index.shipped_chunks import PLAN_FILE, make_plan
     from rag.models.minilm import LocalEmbeddings, load_tokenizer
     from rag.models.multilingual import MultilingualEmbeddings
 
@@ -48,6 +52,11 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     papers = load_corpus([BUNDLED_CORPUS]).papers
     count = token_counter(load_tokenizer())
+    plan = make_plan(settings, papers, count)
+    plan.save()
+    print(f"  wrote {PLAN_FILE} ({len(plan.spans)} papers)", file=sys.stderr)
+    if args.action == "chunks":
+        return 0
     texts = sorted(
         {
             c.text
