@@ -6,6 +6,7 @@ A `Turn` is one question on its way to an answer; `rag.answer.pipeline` prepares
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.citations import CitedAnswer
 from rag.answer.references import Reference
 from rag.answer.support import CachedEmbeddings
+from rag.errors import RagError
 from rag.models.factory import chat_model_name
 from rag.retrieval.retriever import Retriever
 from rag.settings import Settings
@@ -46,20 +48,24 @@ class Assistant:
         return self.chat_model is None
 
     def warm_up(self) -> None:
-        """Load what the first question needs (the embedding model, BM25) now, not then."""
-        # The local model loads in ONNX Runtime, mostly outside the GIL, while BM25 is read.
-        # A remote embedding API is not called just to warm up.
+        """Load what the first question needs (the embedding model, Chroma's vector index,
+        BM25) now, not then."""
+        # The local model loads in ONNX Runtime and Chroma its HNSW segment, mostly outside the
+        # GIL, while BM25 is read. A remote embedding API is not called just to warm up.
         loading = None
         if self.settings.embedding.provider == "local":
-            loading = threading.Thread(
-                target=self.embeddings.embed_query, args=("warm up",), daemon=True
-            )
+            loading = threading.Thread(target=self._warm_vectors, daemon=True)
             loading.start()
         try:
             self.retriever.index.keyword_index()
         finally:
             if loading is not None:
                 loading.join()
+
+    def _warm_vectors(self) -> None:
+        vector = self.embeddings.embed_query("warm up")
+        with contextlib.suppress(RagError):  # the question will say what is wrong
+            self.retriever.index.dense_search(vector, 1)
 
     def stats(self) -> dict[str, Any]:
         """{"papers", "chunks", "embedding_model"} of the open index."""
