@@ -7,6 +7,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -106,3 +107,23 @@ def quokka_app(quokka_index: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         streamlit(env, log=log) as served,
     ):
         yield served.url
+
+
+@pytest.fixture
+def no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No OpenAI key, model, server or timeout from the environment, no learned window."""
+    from rag.models import context
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL", "RAG_LLM__TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    context.forget()
+
+
+@pytest.fixture
+def assistant(seed_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings) -> Any:
+    """An assistant over the seed index whose model is the scripted server `srv`."""
+    from rag.answer.pipeline import open_assistant
+    from tests.scripted_model import llm_settings
+
+    return open_assistant(llm_settings(seed_settings, srv), embeddings=embeddings)

@@ -33,29 +33,15 @@ from rag.settings import Settings, get_settings, with_overrides
 from rag.types import Paper, RetrievedPaper
 from testkit.openai_server import OpenAIServer, Reply
 from tests.helpers import make_settings
+from tests.scripted_model import llm_settings
+
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"
 RRS_SNIPPET = "Rotated Runtime Smooth"
 MDM_QUESTION = "What did the masked diffusion language model paper find about the reverse curse?"
 FORUM = "https://openreview.net/forum?id="
 UNANSWERABLE = "What are the health benefits of drinking green tea every day?"
-
-
-@pytest.fixture(autouse=True)
-def no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL", "RAG_LLM__TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def llm_settings(base: Settings, srv: OpenAIServer, **llm: Any) -> Settings:
-    values = {"model": "openai:gpt-test", "base_url": srv.base_url, "max_retries": 0, **llm}
-    return with_overrides(base, {"llm": values})
-
-
-@pytest.fixture
-def assistant(seed_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(llm_settings(seed_settings, srv), embeddings=embeddings)
 
 
 def user_message(request: Any) -> str:

@@ -18,37 +18,17 @@ from rag.answer.grounding import FALLBACK_NOTE, STRICT_INSTRUCTION, uncited_sent
 from rag.answer.pipeline import Assistant, answer, open_assistant, stream_answer
 from rag.answer.rewrite_check import accepted, needs_rewrite
 from rag.cli.main import main
-from rag.models import context
 from rag.models.factory import is_openai_api, make_chat_model
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, with_overrides
 from testkit.openai_server import OpenAIServer, Reply
+from tests.scripted_model import llm_settings, user_text
+
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"
 SUPPORTED = "Rotated Runtime Smooth smooths channel-wise outliers at runtime [1]."
 MDM = "What did the masked diffusion language model paper find about the reverse curse?"
-
-
-@pytest.fixture(autouse=True)
-def clean(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL", "RAG_LLM__TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    context.forget()
-
-
-def settings_for(base: Settings, srv: OpenAIServer, **llm: Any) -> Settings:
-    values = {"model": "openai:gpt-test", "base_url": srv.base_url, "max_retries": 0, **llm}
-    return with_overrides(base, {"llm": values})
-
-
-@pytest.fixture
-def assistant(seed_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(settings_for(seed_settings, srv), embeddings=embeddings)
-
-
-def user_text(request: Any) -> str:
-    return str(request.messages[-1]["content"])
 
 
 def test_an_uncited_reply_is_asked_again_then_the_offline_answer_stands_in(
@@ -134,7 +114,7 @@ def test_the_reply_limit_is_max_tokens_for_compatible_servers(
 def test_fifteen_sources_fit_a_2048_token_window(
     srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
-    settings = settings_for(seed_settings, srv, context_window=2048, max_tokens=200)
+    settings = llm_settings(seed_settings, srv, context_window=2048, max_tokens=200)
     settings = with_overrides(settings, {"retrieval": {"k": 15}})
     small = open_assistant(settings, embeddings=embeddings)
     srv.script(SUPPORTED)
@@ -149,7 +129,7 @@ def test_fifteen_sources_fit_a_2048_token_window(
 def test_a_context_length_refusal_is_retried_with_the_servers_window(
     srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
-    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    settings = with_overrides(llm_settings(seed_settings, srv), {"retrieval": {"k": 15}})
     big = open_assistant(settings, embeddings=embeddings)
     refusal = "Requested tokens (5120) exceed context window of 2048"
     srv.script(Reply(status=400, content=refusal), SUPPORTED, SUPPORTED)
@@ -166,7 +146,7 @@ def test_an_empty_stream_is_asked_whole_and_its_context_refusal_retried(
 ) -> None:
     """llama-cpp-python streams nothing for a prompt longer than its window (HTTP 200, no
     event); asked without streaming it says so, and the prompt is fitted to what it said."""
-    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    settings = with_overrides(llm_settings(seed_settings, srv), {"retrieval": {"k": 15}})
     big = open_assistant(settings, embeddings=embeddings)
     said = "This model's maximum context length is 2048 tokens. However, you requested 5120."
     srv.script(Reply(raw_body=""), Reply(status=400, content=said), SUPPORTED)
@@ -191,7 +171,7 @@ def test_a_context_error_event_inside_a_stream_is_retried_with_fewer_sources(
     srv: OpenAIServer, seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
     """llama.cpp's own server can report it as an error event in the stream (no HTTP status)."""
-    settings = with_overrides(settings_for(seed_settings, srv), {"retrieval": {"k": 15}})
+    settings = with_overrides(llm_settings(seed_settings, srv), {"retrieval": {"k": 15}})
     big = open_assistant(settings, embeddings=embeddings)
     event = {"error": {"code": 400, "message": "the request exceeds the available context size"}}
     srv.script(Reply(raw_body=f"data: {json.dumps(event)}\n\n"), SUPPORTED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -70,6 +71,22 @@ def test_the_server_obeys_the_reply_limit(llama: LlamaServer) -> None:
     assert used is not None and 0 < used["output_tokens"] <= 16
 
 
+def ask_batch(
+    questions: list[str],
+    llama: LlamaServer,
+    seed_settings: Settings,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[int, list[dict[str, Any]]]:
+    """`rag ask --batch --json` of `questions` against the llama server: exit code, rows."""
+    batch = tmp_path / "questions.txt"
+    batch.write_text("\n".join(questions) + "\n")
+    config = config_for(tmp_path, llama)
+    index = str(seed_settings.store.index_dir)
+    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
+    return code, [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
 def test_fifteen_sources_in_a_2048_window_are_answered_and_never_shown_uncited(
     llama: LlamaServer,
     seed_settings: Settings,
@@ -77,12 +94,7 @@ def test_fifteen_sources_in_a_2048_window_are_answered_and_never_shown_uncited(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     context.forget()
-    batch = tmp_path / "questions.txt"
-    batch.write_text("\n".join(QUESTIONS) + "\n")
-    config = config_for(tmp_path, llama)
-    index = str(seed_settings.store.index_dir)
-    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    code, rows = ask_batch(QUESTIONS, llama, seed_settings, tmp_path, capsys)
     assert code == 0 and len(rows) == len(QUESTIONS)
     assert all("error" not in row for row in rows), rows
     for row in rows:
@@ -139,12 +151,7 @@ def test_a_chinese_question_gets_a_cited_answer_the_chinese_note_or_the_chinese_
     from rag.lang.messages import MESSAGES
 
     context.forget()
-    batch = tmp_path / "questions.txt"
-    batch.write_text("\n".join(CHINESE) + "\n")
-    config = config_for(tmp_path, llama)
-    index = str(seed_settings.store.index_dir)
-    code = main(["ask", "--batch", str(batch), "--index", index, "--config", str(config), "--json"])
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    code, rows = ask_batch(CHINESE, llama, seed_settings, tmp_path, capsys)
     assert code == 0 and len(rows) == len(CHINESE) and all("error" not in r for r in rows), rows
     zh = MESSAGES["zh"]
     for row in rows:

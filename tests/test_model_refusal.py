@@ -14,41 +14,20 @@ import pytest
 
 from rag.answer.grounding import FALLBACK_NOTE
 from rag.answer.model_refusal import is_refusal
-from rag.answer.pipeline import Assistant, answer, open_assistant, stream_answer
+from rag.answer.pipeline import Assistant, answer, stream_answer
 from rag.answer.prompts import NOT_ANSWERED
 from rag.cli.main import main
 from rag.lang.messages import MESSAGES
-from rag.models import context
-from rag.models.minilm import LocalEmbeddings
-from rag.settings import Settings, with_overrides
+from rag.settings import Settings
 from testkit.openai_server import OpenAIServer
+from tests.scripted_model import user_text
+
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 INT4 = "How can INT4 weight-activation quantization deal with outliers in activations?"
 INT4_ZH = "INT4 量化时，激活值里的异常值该怎么处理？"
 SUPPORTED = "Rotated Runtime Smooth smooths channel-wise outliers at runtime [1]."
 ZH_REFUSED = MESSAGES["zh"]["model_refused"]
-
-
-@pytest.fixture(autouse=True)
-def clean(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for name in ("RAG_LLM__MODEL", "RAG_LLM__BASE_URL", "RAG_LLM__TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    context.forget()
-
-
-def settings_for(base: Settings, srv: OpenAIServer) -> Settings:
-    llm = {"model": "openai:gpt-test", "base_url": srv.base_url, "max_retries": 0}
-    return with_overrides(base, {"llm": llm})
-
-
-@pytest.fixture
-def assistant(seed_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(settings_for(seed_settings, srv), embeddings=embeddings)
-
-
-def user_text(request: Any) -> str:
-    return str(request.messages[-1]["content"])
 
 
 def assert_app_refusal(result: Any, lang: str) -> None:
