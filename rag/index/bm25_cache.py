@@ -13,6 +13,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,8 @@ class KeywordCache:
             tmp.write_text(json.dumps(record), encoding="utf-8")
             os.replace(tmp, path)
         except OSError:
-            tmp.unlink(missing_ok=True)
+            with suppress(OSError):  # a read-only folder refuses the unlink too
+                tmp.unlink(missing_ok=True)
 
     def drop(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
