@@ -338,7 +338,8 @@ FAULTS: dict[str, tuple[list[Reply], dict[str, Any], str]] = {
         {},
         "gave no usable reply for openai:gpt-test (",
     ),
-    "empty": ([Reply("")], {}, "openai:gpt-test returned an empty answer"),
+    # Twice: an empty stream is asked once more, whole (rag.answer.streaming).
+    "empty": ([Reply("")] * 2, {}, "openai:gpt-test returned an empty answer"),
     "whitespace": ([Reply("  \n ")], {}, "openai:gpt-test returned an empty answer"),
     "dropped connection": (
         [Reply(ANSWER, close_connection=True)] * 2,

@@ -228,6 +228,13 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
 
     # A tap (a click on the laptop) on each cited point opens that paper's card.
     for pid, x, y in list(zip(cited["customdata"], cited["x"], cited["y"], strict=True))[:2]:
+        # Not while a rerun (the last card's) is still redrawing the map: a tap then lands on
+        # a chart about to be replaced (it failed so in CI under load).
+        page.wait_for_function(
+            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+            timeout=TIMEOUT,
+        )
+        page.wait_for_timeout(500)
         chart.scroll_into_view_if_needed()
         px, py = on_screen(page, x, y)
         if viewport == "phone":

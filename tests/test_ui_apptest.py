@@ -462,12 +462,12 @@ def test_the_model_menu_switches_models_without_a_restart(
         assert len(server.requests) == 1  # nothing was sent to the server
 
         at.sidebar.selectbox[0].set_value("configured").run()
-        # With a chat behind it, the model first rewrites the question, then answers.
-        server.script(DARK_QUESTION, "Back on the server: DarkBench [1].")
+        # A standalone question is not rewritten, even with a chat behind it (issue 21).
+        server.script("Back on the server: DarkBench [1].")
         ask(at, DARK_QUESTION)
         back = turns(at)[2].answer
         assert back is not None and back.model == "openai:gpt-test"
-        assert back.answer.startswith("Back on the server") and len(server.requests) == 3
+        assert back.answer.startswith("Back on the server") and len(server.requests) == 2
         assert [t.question for t in turns(at)] == [DARK_QUESTION] * 3  # the chat was kept
 
 
