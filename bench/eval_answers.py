@@ -346,7 +346,8 @@ def researcher_sections(args: argparse.Namespace, offline: Assistant, settings: 
     wide = [answer(q, assistant=offline, k=10) for q in questions]
     for result in wide:
         exact(result)
-    print(f"  before ({baseline.ref})              {list_coverage(lists, before)}")
+    if before is not None:
+        print(f"  before ({baseline.ref})              {list_coverage(lists, before)}")
     print(f"  after                             {list_coverage(lists, [as_row(a) for a in after])}")
     print(f"  after, k = 10                     {list_coverage(lists, [as_row(a) for a in wide])}")
     print(f"  time per list answer (warm)       {ms(times)}")
@@ -358,7 +359,8 @@ def researcher_sections(args: argparse.Namespace, offline: Assistant, settings: 
         result = answer(row["question"], assistant=offline)
         exact(result)
         after_rows.append(as_row(result))
-    print(f"  before ({baseline.ref})              {quote_hits(labels, before)}")
+    if before is not None:
+        print(f"  before ({baseline.ref})              {quote_hits(labels, before)}")
     print(f"  after                             {quote_hits(labels, after_rows)}")
     exact_share = checked[0] / max(1, checked[1])
     return f"{checked[0]}/{checked[1]} = {exact_share:.0%}"
@@ -495,15 +497,17 @@ class Baseline:
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(self.tree)], input=archive, check=True)
 
-    def ask(self, questions: list[str]) -> list[dict[str, Any]]:
+    def ask(self, questions: list[str]) -> list[dict[str, Any]] | None:
         batch = self.tree / "questions.txt"
         batch.write_text("\n".join(questions) + "\n", encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(self.tree)}
         command = [sys.executable, "-m", "rag.cli.main", "ask", "--batch", str(batch), "--json"]
         command += ["--index", str(self.settings.store.index_dir), "--config", "offline"]
-        done = subprocess.run(
-            command, cwd=self.tree, env=env, capture_output=True, text=True, check=True
-        )
+        done = subprocess.run(command, cwd=self.tree, env=env, capture_output=True, text=True)
+        if done.returncode != 0:  # an older answerer cannot read every newer index
+            last = (done.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"  before ({self.ref}): not run, its `rag ask` failed: {last[:160]}")
+            return None
         rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
         assert [r["question"] for r in rows] == questions, "the baseline skipped a question"
         return rows
