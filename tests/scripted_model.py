@@ -4,6 +4,7 @@ seed index) and `no_model_env` (no key, model or learned context window carried 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rag.settings import Settings, with_overrides
@@ -18,3 +19,12 @@ def llm_settings(base: Settings, srv: OpenAIServer, **llm: Any) -> Settings:
 def user_text(request: Any) -> str:
     """The last message the server was sent (the question with its sources)."""
     return str(request.messages[-1]["content"])
+
+
+def llm_config(folder: Path, srv: OpenAIServer) -> Path:
+    """A config file for the CLI (`--config FILE`) whose model is the scripted server."""
+    config = folder / "llm.toml"
+    config.write_text(
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\nmax_retries = 0\n'
+    )
+    return config

@@ -42,6 +42,7 @@ from rag.settings import SEED_FILES, Settings
 from testkit.chroma_server import free_port
 from testkit.openai_server import OpenAIServer, Reply
 from tests.helpers import ROOT, copy_index, index_snapshot, make_settings
+from tests.scripted_model import llm_config
 
 REBIND_QUESTION = (
     "What is ReBIND and how does it use the Lennard-Jones potential to predict ground-state "
@@ -405,10 +406,7 @@ def test_rag_ask_with_a_rejected_key_prints_one_line(
 ) -> None:
     llm.reset()
     llm.script(Reply(status=401, content="Incorrect API key provided"))
-    config = tmp_path / "llm.toml"
-    config.write_text(
-        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{llm.base_url}"\nmax_retries = 0\n'
-    )
+    config = llm_config(tmp_path, llm)
     index_dir = str(seed_settings.store.index_dir)
     line = cli_error(capsys, "ask", REBIND_QUESTION, "--config", str(config), "--index", index_dir)
     assert "rejected the API key for openai:gpt-test (401)" in line and line.endswith(KEPT)

@@ -22,7 +22,7 @@ from rag.models.factory import is_openai_api, make_chat_model
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, with_overrides
 from testkit.openai_server import OpenAIServer, Reply
-from tests.scripted_model import llm_settings, user_text
+from tests.scripted_model import llm_config, llm_settings, user_text
 
 pytestmark = pytest.mark.usefixtures("no_model_env")
 
@@ -242,10 +242,7 @@ def test_a_rewrite_copying_the_previous_question_is_not_searched(
 def test_a_batch_keeps_going_after_a_failed_question(
     srv: OpenAIServer, seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = tmp_path / "llm.toml"
-    config.write_text(
-        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\nmax_retries = 0\n'
-    )
+    config = llm_config(tmp_path, srv)
     batch = tmp_path / "questions.txt"
     batch.write_text(f"{INT4}\n{INT4}\n")
     srv.script(Reply(status=500, content="boom", headers={"x-should-retry": "false"}), SUPPORTED)

@@ -20,7 +20,7 @@ from rag.cli.main import main
 from rag.lang.messages import MESSAGES
 from rag.settings import Settings
 from testkit.openai_server import OpenAIServer
-from tests.scripted_model import user_text
+from tests.scripted_model import llm_config, user_text
 
 pytestmark = pytest.mark.usefixtures("no_model_env")
 
@@ -112,10 +112,7 @@ def test_an_uncited_reply_to_a_chinese_question_falls_back_with_the_chinese_note
 def test_the_cli_prints_the_chinese_refusal(
     srv: OpenAIServer, seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = tmp_path / "llm.toml"
-    config.write_text(
-        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv.base_url}"\nmax_retries = 0\n'
-    )
+    config = llm_config(tmp_path, srv)
     srv.script("How can INT4 quantization handle activation outliers?", NOT_ANSWERED)
     index = str(seed_settings.store.index_dir)
     code = main(["ask", INT4_ZH, "--index", index, "--config", str(config), "--json"])

@@ -23,6 +23,7 @@ from rag.retrieval.calibration import MINILM
 from rag.settings import Settings, with_overrides
 from testkit.openai_server import OpenAIServer
 from tests.helpers import CORPUS_JSONL, make_settings, plain, point_app_at, read_jsonl
+from tests.scripted_model import llm_config
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
 TOPOLM = "aWXnKanInf"
@@ -82,10 +83,7 @@ def test_an_invented_claim_is_unsupported_with_no_quote_and_counted_by_the_cli(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    config = tmp_path / "llm.toml"
-    config.write_text(
-        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{srv_alone.base_url}"\nmax_retries = 0\n'
-    )
+    config = llm_config(tmp_path, srv_alone)
     index = str(index_settings.store.index_dir)
     args = ["ask", QUESTION, "--index", index, "--config", str(config)]
     srv_alone.script(HOSTILE)
