@@ -113,20 +113,15 @@ def follow_the_build(settings: Settings) -> None:
     )
 
 
-def warm_embeddings(settings: EmbeddingSettings) -> None:
-    """Load the local embedding model in a thread, once per process."""
+@st.cache_resource(show_spinner=False, hash_funcs=BY_VALUE)
+def warm_embeddings(settings: EmbeddingSettings) -> threading.Thread | None:
+    """Load the local embedding model in a thread, once per process (a cached resource)."""
     if settings.provider != "local":
-        return  # a remote embedding API is not called just to warm up
-    with _warm_lock:
-        if _warmed:
-            return
-        _warmed.append(True)
+        return None  # a remote embedding API is not called just to warm up
     embeddings = load_embeddings(settings)
-    threading.Thread(target=embeddings.embed_query, args=("warm up",), daemon=True).start()
-
-
-_warm_lock = threading.Lock()
-_warmed: list[bool] = []
+    thread = threading.Thread(target=embeddings.embed_query, args=("warm up",), daemon=True)
+    thread.start()
+    return thread
 
 
 @st.fragment(run_every=2)
