@@ -119,6 +119,7 @@ def source_titles(reply: Any) -> list[str]:
 
 def unfold(reply: Any) -> None:
     """Show the uncited sources a follow-up folds away because an earlier answer listed them."""
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
@@ -127,8 +128,26 @@ def unfold(reply: Any) -> None:
         toggle.last.wait_for(state="attached", timeout=5_000)
     except PlaywrightTimeout:
         return  # nothing folded
-    toggle.last.check(force=True)
+    # Not while the page is still rerunning: a click then lands on a toggle about to be
+    # redrawn unchecked (it failed so in CI under load). Retried, since a late rerun can
+    # still swallow one click.
+    for _ in range(3):
+        wait_idle(reply.page)
+        try:
+            toggle.last.check(force=True)
+            expect(toggle.last).to_be_checked(timeout=5_000)
+            return
+        except (PlaywrightError, AssertionError):
+            continue
     expect(toggle.last).to_be_checked()
+
+
+def wait_idle(page: Any) -> None:
+    """Wait until Streamlit's running indicator is gone, then a beat for the last redraw."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT
+    )
+    page.wait_for_timeout(300)
 
 
 def shown(locator: Any) -> str:
