@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 TIERS = ("Oral", "Spotlight", "Poster")
@@ -67,7 +68,7 @@ class Paper:
         named = label and not label.endswith(("…", "...")) and len(label.split()) <= 3
         return f"{label}: {where}" if named else where
 
-    @property
+    @cached_property  # read several times per paper in an ingest (14,000 times for 2,123)
     def content_hash(self) -> str:
         """Changes whenever anything indexed or shown changes (a re-fetched TL;DR too)."""
         fields: list[Any] = [self.title, self.abstract, list(self.authors), list(self.keywords)]

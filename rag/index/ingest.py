@@ -10,7 +10,7 @@ anything unfinished. Opening and reading the collections is `rag.index.papers`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +32,7 @@ from rag.index.shipped import (
     multilingual_vectors,
 )
 from rag.index.shipped_chunks import ChunkPlan, chunk_plan
-from rag.index.store import is_connection_error, store_error
+from rag.index.store import is_connection_error, store_error, write_new_or_changed
 from rag.settings import Settings
 from rag.types import Chunk, Paper
 
@@ -166,7 +166,9 @@ def ingest_papers(
             step = PAPERS_PER_BATCH if shipped is None else SHIPPED_PAPERS_PER_BATCH
             for i in range(0, len(todo), step):
                 batch = todo[i : i + step]
-                chunks, tokens, reused = _store_batch(index, batch, count_tokens, shipped, plan)
+                chunks, tokens, reused = _store_batch(
+                    index, batch, count_tokens, shipped, plan, stored=stored
+                )
                 report.embedded_chunks += chunks
                 report.embedded_tokens += tokens
                 report.stored_chunks += reused
@@ -228,8 +230,11 @@ def _store_batch(
     count_tokens: TokenCounter,
     shipped: StoredVectors | None = None,
     plan: ChunkPlan | None = None,
+    stored: Mapping[str, str] | None = None,
 ) -> tuple[int, int, int]:
-    """Chunks embedded now, their word pieces, and chunks given a shipped vector instead."""
+    """Chunks embedded now, their word pieces, and chunks given a shipped vector instead.
+
+    `stored`: the papers already in the index (read under the same lock)."""
     planned = {p.id: plan.chunks(p) for p in papers} if plan is not None else {}
     todo = [p for p in papers if planned.get(p.id) is None]
     # One tokenizer call for the batch's sentences and titles (the counter keeps them).
@@ -257,13 +262,15 @@ def _store_batch(
     # No Chroma documents: Chroma indexes them for full-text search, which nothing here uses,
     # and that made its writes 3x slower (2,123 abstracts: 4.0 s against 1.1 s). The abstract
     # is the paper's metadata; a chunk's text is rebuilt from it (`PaperIndex.chunk_texts`).
-    index.papers.upsert(
-        ids=ids,
-        embeddings=np.asarray(paper_vectors),
-        metadatas=[
+    write_new_or_changed(
+        index.papers,
+        ids,
+        np.asarray(paper_vectors),
+        [
             paper_metadata(p) | {"n_chunks": len(cs)}
             for p, cs in zip(papers, per_paper, strict=True)
         ],
+        stored if stored is not None else {},
     )
     tokens = sum(c.tokens for c, now in zip(chunks, computed, strict=True) if now)
     return sum(computed), tokens, len(chunks) - sum(computed)

