@@ -101,6 +101,20 @@ def test_titles_define_their_leading_names_and_acronyms() -> None:
     assert title_names("SPACE") == ["SPACE"]  # a seed abstract titled by its name
     assert title_names("The increasing size of deep neural networks (DNNs) needs…") == []
     assert title_names("Long Context Compression with Activation Beacon") == []
+    # A short title in capitals is its method's name; one in sentence case is a phrase.
+    assert title_names("Differential Transformer") == ["Differential Transformer"]
+    assert title_names("Synthetic continued pretraining") == []
+
+
+def test_a_short_title_names_its_paper_ordinary_words_only_as_the_title_writes_them() -> None:
+    names = NameIndex.build(
+        [paper("Differential Transformer", pid="diff"), paper("Strong Model Collapse", pid="smc")]
+    )
+    found = names.match("Summarize how the Differential Transformer's attention works.")
+    assert found is not None and found.paper_ids == ("diff",)
+    found = names.match("What does Strong Model Collapse find about synthetic data?")
+    assert found is not None and found.paper_ids == ("smc",)
+    assert names.match("Does a strong model collapse on synthetic data?") is None
 
 
 def test_name_shape_and_question_subject() -> None:
@@ -287,6 +301,9 @@ def test_flexprefill_and_cake_on_the_corpus(corpus: Assistant) -> None:
     assert cited_first(answer("What is FlexPrefill?", assistant=corpus)).startswith(FLEXPREFILL)
     assert cited_first(answer("FlexPrefill 是什么？", assistant=corpus)).startswith(FLEXPREFILL)
     assert corpus.retriever.search("CAKE", k=5)[0].paper.title == CAKE
+    # Named by its whole title; the Token Statistics Transformer was summarised first.
+    question = "Summarize how the Differential Transformer's attention mechanism works."
+    assert cited_first(answer(question, assistant=corpus)) == "Differential Transformer"
     for question in ("What is MUSE?", "What is ZETA?", "What is ReBIND?"):
         name = subject(question)
         assert name is not None

@@ -6,7 +6,8 @@ The names come from the titles of the indexed papers, computed once per index ge
   Attention Mechanism..."), one word or a short head holding a name-shaped word ("TetSphere
   Splatting");
 - an acronym or CamelCase word defined in the title: in parentheses ("... Rewards (NEAR): ..."),
-  or a whole title of one name-shaped word (seed abstracts titled "SPACE", "PQM").
+  or a whole title of one name-shaped word (seed abstracts titled "SPACE", "PQM");
+- a whole title of two or three capitalised words ("Differential Transformer").
 
 A name is found in a question as the user writes it: "flexprefill" names FlexPrefill too. A
 name that is also an ordinary English word ("CAKE", "MUSE", "ZETA", "Drama") names its paper
@@ -92,10 +93,10 @@ def english_words() -> frozenset[str]:
 
 
 def ordinary(name: str) -> bool:
-    """An ordinary English word when lower-cased ("CAKE", "Drama"): it must be written as the
-    title writes it, in capitals, or asked about alone."""
-    folded = name.lower()
-    return " " not in folded and folded in english_words()
+    """Ordinary English words when lower-cased ("CAKE", "Drama", "Differential Transformer"):
+    it must be written as the title writes it, in capitals, or asked about alone."""
+    words = [w for w in re.split(r"[\s\-]+", name.lower()) if w]
+    return bool(words) and all(w in english_words() for w in words)
 
 
 def subject(question: str) -> str | None:
@@ -130,6 +131,10 @@ def title_names(title: str) -> list[str]:
             found += [w for w in words if name_shaped(w) and len(w) >= 3]
     found += [a for a in _PARENS.findall(title) if name_shaped(a)]
     if _WORD.fullmatch(title) and name_shaped(title):
+        found.append(title)
+    words = title.split()
+    # A short capitalised title names its method: "Differential Transformer".
+    if not m and 2 <= len(words) <= 3 and all(w[:1].isupper() for w in words):
         found.append(title)
     return list(dict.fromkeys(found))
 
@@ -261,7 +266,7 @@ def named_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 1
+NAMES_VERSION = 2
 
 
 class PaperNames:
