@@ -15,6 +15,7 @@ import random
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from rag.corpus.seeds import load_corpus
 from rag.explore.shipped_map import MAP_FILE, map_key, read_shipped_map
 from rag.explore.topicmap import SEED, load_topic_map, map_path, read_cached_map
 from rag.index.chunking import chunk_paper, token_counter
-from rag.index.ingest import build_index
+from rag.index.ingest import PAPERS_PER_BATCH, build_index
 from rag.index.multilingual import paper_text
 from rag.index.papers import PaperIndex
 from rag.index.shipped import (
@@ -56,13 +57,13 @@ def stale(what: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def bundled_chunks() -> list[str]:
+def bundled_chunks() -> list[list[str]]:
+    """The chunk texts of the bundled corpus, paper by paper, in the order an ingest reads them."""
     count = token_counter(load_tokenizer())
     chunking = DEFAULTS.chunking
     return [
-        c.text
+        [c.text for c in chunk_paper(p, count, chunking.max_tokens, chunking.overlap_sentences)]
         for p in load_corpus([BUNDLED_CORPUS]).papers
-        for c in chunk_paper(p, count, chunking.max_tokens, chunking.overlap_sentences)
     ]
 
 
@@ -74,28 +75,33 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @pytest.mark.slow  # 60 chunks and 20 papers embedded with the real models
 def test_the_shipped_vectors_are_what_the_models_compute_here(
-    bundled_chunks: list[str], embeddings: LocalEmbeddings
+    bundled_chunks: list[list[str]], embeddings: LocalEmbeddings
 ) -> None:
     stored = read_stored(chunk_file(BACKEND))
     assert stored is not None, f"{chunk_file(BACKEND)} missing: {stale('vectors')}"
     assert stored.key == chunk_key(DEFAULTS, BACKEND), stale("chunk vectors")
-    found = stored.lookup(bundled_chunks)
+    every = [t for texts in bundled_chunks for t in texts]
+    found = stored.lookup(every)
     missing = sum(v is None for v in found)
     assert missing == 0, f"{missing} bundled chunks have no vector: {stale('vectors')}"
     # int8 ONNX quantizes each batch's activations together, so a vector depends (cosine
     # about 0.993 to 0.998) on the texts it was padded with: recompute each sampled chunk in
-    # the batch `rag vectors build` embedded it in (all chunks sorted, then the encoder's
-    # longest-first batches of embedding.batch_size).
-    texts = sorted(set(bundled_chunks))
+    # the batch a computing ingest embeds it in, which `rag vectors build` reads them from
+    # (PAPERS_PER_BATCH papers a call, then the encoder's longest-first batches of
+    # embedding.batch_size). A text two papers share has one vector: it is left out.
+    shared = {t for t, n in Counter(every).items() if n > 1}
     size = DEFAULTS.embedding.batch_size
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    batches = [order[i : i + size] for i in range(0, len(order), size)]
-    sample = random.Random(24).sample(range(len(batches)), 8)  # 64 chunks
-    rows = [i for b in sample for i in batches[b]]
-    here = np.concatenate(
-        [np.asarray(embeddings.embed_documents([texts[i] for i in batches[b]])) for b in sample]
-    )
-    stored_rows = stored.lookup([texts[i] for i in rows])
+    batches: list[list[str]] = []
+    for i in range(0, len(bundled_chunks), PAPERS_PER_BATCH):
+        texts = [t for paper in bundled_chunks[i : i + PAPERS_PER_BATCH] for t in paper]
+        order = sorted(range(len(texts)), key=lambda j: -len(texts[j]))
+        batches += [[texts[j] for j in order[k : k + size]] for k in range(0, len(order), size)]
+    sample = random.Random(24).sample(batches, 8)  # 64 chunks
+    here = np.concatenate([np.asarray(embeddings.embed_documents(b)) for b in sample])
+    rows = [t for b in sample for t in b]
+    kept = [i for i, t in enumerate(rows) if t not in shared]
+    here, rows = here[kept], [rows[i] for i in kept]
+    stored_rows = stored.lookup(rows)
     similarity = cosines(here, np.stack(stored_rows))  # type: ignore[arg-type]
     assert len(rows) >= 50 and similarity.min() >= 0.995, (
         f"cosine {similarity.min():.4f}: {stale('vectors')}"
@@ -178,7 +184,7 @@ class Recording(LocalEmbeddings):
 
 @pytest.mark.slow  # the papers embedded once with the shipped vectors off
 def test_an_ingest_takes_shipped_vectors_and_computes_an_edited_abstract(
-    tmp_path: Path, bundled_chunks: list[str]
+    tmp_path: Path, bundled_chunks: list[list[str]]
 ) -> None:
     records = read_jsonl(CORPUS_JSONL)[:12]
     records[3] = records[3] | {"abstract": records[3]["abstract"] + " We also edited this."}
@@ -188,7 +194,7 @@ def test_an_ingest_takes_shipped_vectors_and_computes_an_edited_abstract(
         for p in load_papers([path])
         if p.id == records[3]["id"]
         for c in chunk_paper(p, token_counter(load_tokenizer()), 256, 1)
-    } - set(bundled_chunks)
+    } - {t for texts in bundled_chunks for t in texts}
     assert edited  # the chunks with the added sentence: no shipped vector
     single = {"multilingual": False}
     shipped = make_settings(tmp_path / "shipped", embedding=single)
