@@ -88,8 +88,6 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
 def _chunk_vectors(index: Any) -> tuple[list[str], Any]:
     """The unique chunk texts of `index` (sorted) and the vector it stored for each; a text
     two papers share keeps the vector of its first chunk id."""
-    import numpy as np
-
     ids, _, texts = index.chunk_texts()
     text_of = dict(zip(ids, texts, strict=True))
     stored: dict[str, Any] = {}
@@ -97,17 +95,11 @@ def _chunk_vectors(index: Any) -> tuple[list[str], Any]:
     for offset in range(0, total, 5000):
         got = index.chunks.get(include=["embeddings"], limit=5000, offset=offset)
         stored.update(zip(got["ids"], got["embeddings"], strict=True))
-    by_text: dict[str, Any] = {}
-    for cid in sorted(stored):
-        by_text.setdefault(text_of[cid], stored[cid])
-    unique = sorted(by_text)
-    return unique, np.asarray([by_text[t] for t in unique], dtype=np.float32)
+    return _first_by_text(text_of, stored)
 
 
 def _multilingual_vectors(index: Any) -> tuple[list[str], Any]:
     """The multilingual vectors of `index`, keyed by the text embedded (`paper_text`)."""
-    import numpy as np
-
     from rag.index.multilingual import MultilingualIndex, paper_text
     from rag.models.multilingual import LazyMultilingualEmbeddings
 
@@ -119,9 +111,16 @@ def _multilingual_vectors(index: Any) -> tuple[list[str], Any]:
     if collection is None:
         raise RuntimeError("the ingest built no multilingual vectors")
     got = collection.get(include=["embeddings"], limit=len(text_of) + 1)
+    return _first_by_text(text_of, dict(zip(got["ids"], got["embeddings"], strict=True)))
+
+
+def _first_by_text(text_of: dict[str, str], stored: dict[str, Any]) -> tuple[list[str], Any]:
+    """The unique texts (sorted) and, for each, the vector of its first record id."""
+    import numpy as np
+
     by_text: dict[str, Any] = {}
-    for pid, vector in sorted(zip(got["ids"], got["embeddings"], strict=True), key=lambda r: r[0]):
-        by_text.setdefault(text_of[pid], vector)
+    for rid in sorted(stored):
+        by_text.setdefault(text_of[rid], stored[rid])
     unique = sorted(by_text)
     return unique, np.asarray([by_text[t] for t in unique], dtype=np.float32)
 

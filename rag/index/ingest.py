@@ -167,7 +167,7 @@ def ingest_papers(
             for i in range(0, len(todo), step):
                 batch = todo[i : i + step]
                 chunks, tokens, reused = _store_batch(
-                    index, batch, count_tokens, shipped, plan, stored=stored
+                    index, batch, count_tokens, stored, shipped, plan
                 )
                 report.embedded_chunks += chunks
                 report.embedded_tokens += tokens
@@ -228,9 +228,9 @@ def _store_batch(
     index: PaperIndex,
     papers: list[Paper],
     count_tokens: TokenCounter,
+    stored: Mapping[str, str],
     shipped: StoredVectors | None = None,
     plan: ChunkPlan | None = None,
-    stored: Mapping[str, str] | None = None,
 ) -> tuple[int, int, int]:
     """Chunks embedded now, their word pieces, and chunks given a shipped vector instead.
 
@@ -270,7 +270,7 @@ def _store_batch(
             paper_metadata(p) | {"n_chunks": len(cs)}
             for p, cs in zip(papers, per_paper, strict=True)
         ],
-        stored if stored is not None else {},
+        stored,
     )
     tokens = sum(c.tokens for c, now in zip(chunks, computed, strict=True) if now)
     return sum(computed), tokens, len(chunks) - sum(computed)

@@ -14,9 +14,7 @@ from typing import Any
 from rag.errors import IndexMissingError, StoreError
 from rag.settings import Settings
 
-# Chroma's HNSW settings for new collections. Its default ef_construction (100) is kept: 50
-# built the 3,667 bundled chunks' graph in 2.09 s against 2.93 s, but `rag eval` on the shipped
-# index fell from MRR@10 90.3 to 90.1 (bench.shipped_ingest, one run each).
+# Chroma's HNSW settings for every collection this project creates.
 HNSW = {"space": "cosine"}
 
 
