@@ -135,3 +135,12 @@ def ask_in_page(page: Any, question: str) -> None:
     box = page.get_by_test_id("stChatInputTextArea")
     box.fill(question)
     box.press("Enter")
+
+
+def wait_idle(page: Any, settle_ms: int = 300, timeout_ms: int = 120_000) -> None:
+    """Wait until Streamlit's running indicator is gone, then `settle_ms` for the last redraw:
+    a click during a rerun lands on an element about to be replaced."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
+    )
+    page.wait_for_timeout(settle_ms)

@@ -20,7 +20,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from testkit.openai_server import OpenAIServer
-from testkit.streamlit_app import chromium, streamlit
+from testkit.streamlit_app import chromium, streamlit, wait_idle
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 from ui.feedback import latest_feedback
 
@@ -132,7 +132,7 @@ def unfold(reply: Any) -> None:
     # redrawn unchecked (it failed so in CI under load). Retried, since a late rerun can
     # still swallow one click.
     for _ in range(3):
-        wait_idle(reply.page)
+        wait_idle(reply.page, timeout_ms=TIMEOUT)
         try:
             toggle.last.check(force=True)
             expect(toggle.last).to_be_checked(timeout=5_000)
@@ -140,14 +140,6 @@ def unfold(reply: Any) -> None:
         except (PlaywrightError, AssertionError):
             continue
     expect(toggle.last).to_be_checked()
-
-
-def wait_idle(page: Any) -> None:
-    """Wait until Streamlit's running indicator is gone, then a beat for the last redraw."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT
-    )
-    page.wait_for_timeout(300)
 
 
 def shown(locator: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
-from testkit.streamlit_app import chromium, streamlit
+from testkit.streamlit_app import chromium, streamlit, wait_idle
 from tests.helpers import ARTIFACTS, CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -230,11 +230,7 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     for pid, x, y in list(zip(cited["customdata"], cited["x"], cited["y"], strict=True))[:2]:
         # Not while a rerun (the last card's) is still redrawing the map: a tap then lands on
         # a chart about to be replaced (it failed so in CI under load).
-        page.wait_for_function(
-            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-            timeout=TIMEOUT,
-        )
-        page.wait_for_timeout(500)
+        wait_idle(page, settle_ms=500, timeout_ms=TIMEOUT)
         chart.scroll_into_view_if_needed()
         px, py = on_screen(page, x, y)
         if viewport == "phone":
