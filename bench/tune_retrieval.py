@@ -143,7 +143,7 @@ def main() -> int:
     index = CachedIndex(PaperIndex.open(settings, embeddings))
     cached = CachedEmbeddings(embeddings)
     base = settings.retrieval
-    fitted = calibration_for(settings.embedding)
+    fitted = calibration_for(settings)
 
     def retriever(**knobs: Any) -> Retriever:
         values = base.model_dump() | {"fetch_k": knobs.pop("fetch_k", base.fetch_k)}

@@ -104,15 +104,25 @@ class EmbeddingSettings(Section):
         "local", description="local: the bundled all-MiniLM-L6-v2; openai: OpenAI embeddings."
     )
     model: str = Field("all-MiniLM-L6-v2", description="Model name (OpenAI model for openai).")
-    # onnx-int8 is exported once from the bundled weights to ~/.cache/iclr-rag: about twice
-    # the ingest speed of torch with the same MRR@10 (bench/ingest_speed.py).
+    # onnx (float32) is exported once from the bundled weights to ~/.cache/iclr-rag and gives
+    # the same vectors on every CPU (bench/backend_agreement.py). onnx-int8 embeds a large
+    # corpus about twice as fast, but its vectors depend on the CPU's instruction set, so
+    # scores, and which questions are answered, can differ between machines.
     backend: Literal["torch", "onnx", "onnx-int8"] = Field(
-        "onnx-int8", description="Inference backend of the local model."
+        "onnx",
+        description="Inference backend of the local model: onnx (float32, the same on every "
+        "CPU), torch, or onnx-int8 (faster to embed a large corpus; machine-dependent vectors).",
     )
     batch_size: int = Field(
-        8, ge=1, le=4096, description="Texts per embedding call (less padding with onnx-int8)."
+        8, ge=1, le=4096, description="Texts per embedding call (less padding with ONNX)."
     )
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for embeddings.")
+
+    @property
+    def precision(self) -> str:
+        """The vectors an index of these settings holds (rag.index.papers.Manifest.vectors)."""
+        return "int8" if self.provider == "local" and self.backend == "onnx-int8" else "float32"
+
     api_key_env: str = Field("OPENAI_API_KEY", description="Env var holding the embeddings key.")
     multilingual: bool = Field(
         True,

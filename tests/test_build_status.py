@@ -324,3 +324,36 @@ def test_a_reader_that_lived_through_an_ingest_reads_the_new_papers_vectors(
     finally:
         explore.read_paper_vectors = original  # type: ignore[assignment]
     assert read_calls == []  # read once for this generation
+
+
+def test_an_index_of_int8_vectors_is_rebuilt_by_the_next_make_run(
+    tmp_path: Path, small_corpus: Path, embeddings: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """int8 vectors (the default before issue 28) depend on the CPU: `rag ingest --if-needed`
+    (what `make run` calls) rebuilds such an index with float32 ones instead of refusing it,
+    and an index from before the precision was recorded counts as int8."""
+    from rag.index.papers import PaperIndex
+    from rag.models.minilm import LocalEmbeddings
+
+    index_dir = tmp_path / "index"
+    old = make_settings(index_dir, embedding={"backend": "onnx-int8"})
+    build_index(old, [small_corpus], embeddings=LocalEmbeddings(backend="onnx-int8"))
+    assert index_is_built(old)
+    settings = make_settings(index_dir)
+    assert not index_is_built(settings)  # a file check: no Chroma opened to see it
+    # As an index written before the precision was recorded: no "vectors" in its manifest.
+    index = PaperIndex.open(old, LocalEmbeddings(backend="onnx-int8"))
+    meta = {k: v for k, v in index.manifest().as_metadata().items() if k != "vectors"}
+    index.chunks.modify(metadata=meta)
+    assert index.manifest().vectors == "int8"
+    with pytest.raises(Exception, match=r"int8 vectors.*float32 vectors.*rag ingest"):
+        PaperIndex.open(settings, embeddings)  # a reader is told, as before
+
+    args = ["ingest", "--if-needed", "--index", str(index_dir), "--config", "offline"]
+    assert main([*args, str(small_corpus)]) == 0
+    assert "held int8 vectors; rebuilt with float32" in capsys.readouterr().out
+    rebuilt = PaperIndex.open(settings, embeddings)
+    assert rebuilt.manifest().vectors == "float32" and rebuilt.papers.count() == 3
+    assert index_is_built(settings)
+    assert main([*args, str(small_corpus)]) == 0  # and once rebuilt, it is left alone
+    assert "is ready" in capsys.readouterr().err

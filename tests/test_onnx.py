@@ -30,6 +30,23 @@ TEXTS = [
 
 
 @pytest.mark.slow
+def test_float32_onnx_gives_torch_s_vectors() -> None:
+    """Two implementations of the default encoder stand in for two CPUs (issue 28): what one
+    machine computes, another does, to well within 1e-5 in cosine."""
+    torch_model = LocalEmbeddings(backend="torch")
+    onnx = LocalEmbeddings()
+    assert onnx.backend == "onnx" and onnx.precision == torch_model.precision == "float32"
+    a = np.asarray(torch_model.embed_documents(TEXTS))
+    b = np.asarray(onnx.embed_documents(TEXTS))
+    assert 1.0 - (a * b).sum(axis=1).min() < 1e-5
+    q = ("why do LLMs fail at the reversal curse", "有没有论文研究 reverse curse？")
+    for query in q:
+        assert 1.0 - float(
+            np.dot(torch_model.embed_query(query), onnx.embed_query(query))
+        ) < 1e-5
+
+
+@pytest.mark.slow
 def test_int8_vectors_stay_close_to_torch_and_rank_the_same() -> None:
     torch_model = LocalEmbeddings(backend="torch")
     int8 = LocalEmbeddings(backend="onnx-int8")
@@ -53,7 +70,8 @@ def test_the_export_is_cached_and_the_bundled_weights_untouched() -> None:
     again.embed_query("warm")  # loads the cached files, exports nothing
     assert {p.name: p.stat().st_mtime_ns for p in folder.glob("*.onnx")} == files
     verify_weights(again.model_dir)  # the package's safetensors still hash to the official ones
-    assert again.name == LocalEmbeddings(backend="torch").name  # one vector space
+    assert again.name == LocalEmbeddings(backend="torch").name  # one vector space...
+    assert again.precision == "int8" != LocalEmbeddings().precision  # ...never mixed in an index
 
 
 @pytest.mark.slow

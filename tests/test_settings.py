@@ -60,7 +60,8 @@ def test_settings_and_get_settings_agree_in_a_clean_environment() -> None:
         for key, expected in values.items() if isinstance(values, dict) else []:
             assert value_at(settings, section, key) == expected, f"{section}.{key}"
     assert settings.embedding.provider == "local"
-    assert settings.embedding.backend == "onnx-int8"
+    assert settings.embedding.backend == "onnx"  # float32: the same vectors on every CPU
+    assert settings.embedding.precision == "float32"
     assert settings.chunking.max_tokens == 256
     assert settings.corpus_paths()[0].name == "iclr2025"
 

@@ -230,7 +230,7 @@ def test_the_first_map_of_the_bundled_corpus_is_the_shipped_one(
 
     index = PaperIndex.open(corpus_settings, embeddings)
     corpus = read_paper_vectors(index)
-    weight = calibration_for(corpus_settings.embedding).layout_weight
+    weight = calibration_for(corpus_settings).layout_weight
     shipped = read_shipped_map(map_key(corpus, "tsne", SEED, weight))
     assert shipped is not None, stale("topic map")
     assert shipped.paper_ids == corpus.ids

@@ -243,6 +243,11 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(json_line(report.as_dict()))
         return 0
     rate = report.embedded_tokens / report.seconds if report.seconds else 0.0
+    if report.replaced_vectors:
+        print(
+            f"the index held {report.replaced_vectors} vectors; rebuilt with "
+            f"{settings.embedding.precision} ones ({settings.embedding.backend})"
+        )
     merged = f", {report.removed} seed copies merged into their papers" if report.removed else ""
     print(
         f"papers: {report.added} added, {report.updated} updated, {report.unchanged} unchanged"

@@ -45,6 +45,14 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
     from rag.models.minilm import LocalEmbeddings, load_tokenizer
 
     backend = settings.embedding.backend
+    vectors = settings.embedding.precision
+    if vectors != "float32" and args.action != "chunks":
+        from rag.errors import ConfigError
+
+        raise ConfigError(
+            f"embedding.backend {backend}: the shipped vectors are float32, the same on every "
+            "CPU; run `rag vectors build` with the onnx (or torch) backend"
+        )
     if args.action == "map":
         build_map(settings, LocalEmbeddings(backend=backend))
         return 0
@@ -55,10 +63,9 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  wrote {PLAN_FILE} ({len(plan.spans)} papers)", file=sys.stderr)
     if args.action == "chunks":
         return 0
-    # Read back from a computing ingest rather than embedded here: the int8 MiniLM's vectors
-    # depend on which texts share an encoder batch (dynamic quantization), so embedding all
-    # chunks in one sorted call shipped vectors slightly off what
-    # `RAG_EMBEDDING__BUNDLED_VECTORS=false rag ingest` stores (MRR@10 90.3 shipped, 90.1 computed).
+    # Read back from a computing ingest rather than embedded here, so the shipped vectors are
+    # exactly what `RAG_EMBEDDING__BUNDLED_VECTORS=false rag ingest` stores (a vector moves in
+    # its last float32 bits with the texts that share its padded encoder batch).
     started = time.perf_counter()
     print(f"ingesting the bundled corpus without shipped vectors ({backend})", file=sys.stderr)
     encoder = LocalEmbeddings(batch_size=settings.embedding.batch_size, backend=backend)
@@ -72,9 +79,9 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
         )
         build_index(local, [BUNDLED_CORPUS], embeddings=encoder)
         index = PaperIndex.open(local, encoder)
-        texts, vectors = _chunk_vectors(index)
+        texts, chunk_vectors = _chunk_vectors(index)
         titles, multilingual = _multilingual_vectors(index)
-    _save(chunk_key(settings, backend), texts, vectors, chunk_file(backend))
+    _save(chunk_key(settings, vectors), texts, chunk_vectors, chunk_file(vectors))
     _save(multilingual_key(), titles, multilingual, MULTILINGUAL_FILE)
     print(f"  {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
@@ -157,7 +164,7 @@ def build_map(settings: Settings, embeddings: Any) -> None:
             raise RuntimeError(f"{report.embedded_chunks} chunks had no shipped vector")
         index = PaperIndex.open(local, embeddings)
         corpus = read_paper_vectors(index)
-        calibration = calibration_for(local.embedding)
+        calibration = calibration_for(local)
         topic_map = compute_topic_map(
             corpus.ids,
             corpus.vectors,

@@ -321,7 +321,7 @@ def load_topic_map(
         report("reading the paper vectors", 0.0)
         if corpus is None or corpus.generation != generation:
             corpus = read_paper_vectors(index, generation)
-        calibration = calibration_for(index.settings.embedding)
+        calibration = calibration_for(index.settings)
         topic_map = None
         if index.settings.embedding.bundled_vectors:  # the bundled corpus's map, shipped
             from rag.explore.shipped_map import map_key, read_shipped_map

@@ -66,13 +66,33 @@ def read_build_status(settings: Settings) -> BuildStatus | None:
 
 
 def index_is_built(settings: Settings) -> bool:
-    """An embedded index is there and no build of it was left unfinished (cheap: files only)."""
+    """An embedded index is there, of the vectors configured, and no build of it was left
+    unfinished (cheap: files only, so `make run` starts at once on a built index)."""
     index_dir = settings.store.index_dir
     return (
         settings.store.mode == "embedded"
         and (index_dir / "chroma" / "chroma.sqlite3").is_file()
         and not status_path(settings).exists()
+        and built_vectors(settings) == settings.embedding.precision
     )
+
+
+def vectors_path(settings: Settings) -> Path:
+    return settings.store.index_dir / "vectors.json"
+
+
+def mark_built(settings: Settings, vectors: str) -> None:
+    """Which vectors the finished index holds (an index from before this file, or of int8
+    vectors when float32 ones are configured, is rebuilt by `rag ingest --if-needed`)."""
+    atomic_write(vectors_path(settings), json.dumps({"vectors": vectors}))
+
+
+def built_vectors(settings: Settings) -> str | None:
+    try:
+        found = json.loads(vectors_path(settings).read_text(encoding="utf-8")).get("vectors")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 class BuildRecord:

@@ -20,6 +20,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.errors import StoreError
+from rag.index.build_status import mark_built
 from rag.index.chunking import TokenCounter, chunk_paper, sentences
 from rag.index.disk_space import SpaceReserve, is_disk_full
 from rag.index.lock import ingest_lock
@@ -57,6 +58,8 @@ class IngestReport:
     multilingual_embedded: int = 0  # papers given a multilingual vector (rag.index.multilingual)
     multilingual_seconds: float = 0.0
     truncated: int = 0  # papers whose abstract was cut to MAX_ABSTRACT_CHARS when loaded
+    # An index of other vectors (int8 before float32 was the default) rebuilt: what it held.
+    replaced_vectors: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -139,6 +142,12 @@ def ingest_papers(
             if rebuild:
                 index.drop()
             index.create_collections()
+            if not rebuild and index.manifest().differs_only_in_vectors(index.wanted):
+                # Vectors of another precision cannot be mixed in: the index is rebuilt, which
+                # for the bundled corpus reads the shipped vectors (seconds).
+                report.replaced_vectors = index.manifest().vectors
+                index.drop()
+                index.create_collections()
             index.check_manifest()
             stored = _stored_hashes(index, [p.id for p in papers])
             todo = [p for p in papers if stored.get(p.id) != p.content_hash]
@@ -185,6 +194,8 @@ def ingest_papers(
             ):
                 index.refresh_keyword_index(new_generation=bool(todo or merged_away) or stale)
             report.chunks = index.chunks.count()
+            if embedded:
+                mark_built(index.settings, index.wanted.vectors)
         except StoreError:
             raise
         except Exception as e:

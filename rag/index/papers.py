@@ -57,11 +57,13 @@ class Manifest:
     chunk_overlap: int
     generation: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    vectors: str = "float32"  # int8 vectors depend on the CPU: never mixed with float32 ones
 
     def as_metadata(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "embedding_model": self.embedding_model,
+            "vectors": self.vectors,
             "chunk_max_tokens": self.chunk_max_tokens,
             "chunk_overlap": self.chunk_overlap,
             "generation": self.generation,
@@ -69,9 +71,27 @@ class Manifest:
 
     def describe(self) -> str:
         return (
-            f"embedding model {self.embedding_model}, chunks of {self.chunk_max_tokens} tokens "
-            f"with {self.chunk_overlap} sentence(s) overlap"
+            f"embedding model {self.embedding_model} ({self.vectors} vectors), chunks of "
+            f"{self.chunk_max_tokens} tokens with {self.chunk_overlap} sentence(s) overlap"
         )
+
+    def differs_only_in_vectors(self, other: Manifest) -> bool:
+        """Same model and chunking, other precision: rebuilt from scratch, not refused."""
+        same = (self.embedding_model, self.chunk_max_tokens, self.chunk_overlap) == (
+            other.embedding_model,
+            other.chunk_max_tokens,
+            other.chunk_overlap,
+        )
+        return same and self.vectors != other.vectors
+
+
+def vectors_of(embeddings: Embeddings) -> str:
+    return str(getattr(embeddings, "precision", "float32"))
+
+
+# Indexes built before the precision was recorded: the bundled MiniLM's were int8 (its default
+# then); any other model's were what the provider returns.
+_UNRECORDED = {"all-MiniLM-L6-v2": "int8"}
 
 
 class PaperIndex:
@@ -85,6 +105,7 @@ class PaperIndex:
             embedding_model=embeddings_name(embeddings),
             chunk_max_tokens=settings.chunking.max_tokens,
             chunk_overlap=settings.chunking.overlap_sentences,
+            vectors=vectors_of(embeddings),
         )
         prefix = settings.store.collection
         self.chunks_name, self.papers_name = f"{prefix}_chunks", f"{prefix}_papers"
@@ -123,18 +144,21 @@ class PaperIndex:
 
     def manifest(self) -> Manifest:
         meta = dict(self.chunks.metadata or {})
+        model = str(meta.get("embedding_model", "?"))
         return Manifest(
-            embedding_model=str(meta.get("embedding_model", "?")),
+            embedding_model=model,
             chunk_max_tokens=int(meta.get("chunk_max_tokens", 0)),
             chunk_overlap=int(meta.get("chunk_overlap", -1)),
             generation=str(meta.get("generation", "")),
+            vectors=str(meta.get("vectors") or _UNRECORDED.get(model, "float32")),
         )
 
     def check_manifest(self) -> None:
         have = self.manifest()
         want = self.wanted
-        if (have.embedding_model, have.chunk_max_tokens, have.chunk_overlap) != (
+        if (have.embedding_model, have.vectors, have.chunk_max_tokens, have.chunk_overlap) != (
             want.embedding_model,
+            want.vectors,
             want.chunk_max_tokens,
             want.chunk_overlap,
         ):

@@ -1,12 +1,13 @@
 """Vectors shipped with the bundled corpus, so a fresh clone's first ingest embeds nothing.
 
-The chunk vectors of the bundled MiniLM (default backend) and the multilingual vectors are the
-same for everyone who clones the repository: the corpus, the model (checked by SHA-256) and
-the chunking are fixed. `rag vectors build` writes them to data/iclr2025/ as float16 in
-compressed .npz files; each file records what its vectors depend on (the weights' SHA-256, the
-backend, the chunking) and each vector the SHA-256 of the exact text it embeds. An ingest uses
-a stored vector only when all of that matches and embeds the rest as before, so another
-corpus, model, backend or chunking, or an edited abstract, is computed as always.
+The float32 chunk vectors of the bundled MiniLM (ONNX, the default, or torch) and the
+multilingual vectors are the same for everyone who clones the repository: the corpus, the
+model (checked by SHA-256) and the chunking are fixed, and float32 does not depend on the CPU.
+`rag vectors build` writes them to data/iclr2025/ as float16 in compressed .npz files; each
+file records what its vectors depend on (the weights' SHA-256, the precision, the chunking)
+and each vector the SHA-256 of the exact text it embeds. An ingest uses a stored vector only
+when all of that matches and embeds the rest as before, so another corpus, model, precision
+or chunking, or an edited abstract, is computed as always.
 `embedding.bundled_vectors = false` turns them off.
 
     stored = chunk_vectors(settings, embeddings)   # None when nothing can match
@@ -31,8 +32,10 @@ FORMAT = 1
 REBUILD = "`rag vectors build`"
 
 
-def chunk_file(backend: str) -> Path:
-    return BUNDLED_CORPUS / f"vectors-minilm-{backend}.npz"
+def chunk_file(vectors: str) -> Path:
+    """The shipped chunk vectors of one precision: float32 (ONNX or torch: the same vectors on
+    every CPU) or int8 (none shipped: they depend on the CPU)."""
+    return BUNDLED_CORPUS / f"vectors-minilm-{vectors}.npz"
 
 
 MULTILINGUAL_FILE = BUNDLED_CORPUS / "vectors-multilingual.npz"
@@ -43,7 +46,7 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def chunk_key(settings: Settings, backend: str) -> dict[str, Any]:
+def chunk_key(settings: Settings, vectors: str) -> dict[str, Any]:
     """Everything a chunk vector depends on besides its text."""
     from rag.models.minilm import BUNDLED_SHA256
 
@@ -51,7 +54,7 @@ def chunk_key(settings: Settings, backend: str) -> dict[str, Any]:
         "format": FORMAT,
         "model": "all-MiniLM-L6-v2",
         "weights_sha256": BUNDLED_SHA256,
-        "backend": backend,
+        "vectors": vectors,
         "chunk_max_tokens": settings.chunking.max_tokens,
         "chunk_overlap": settings.chunking.overlap_sentences,
     }
@@ -129,10 +132,10 @@ def local_backend(embeddings: Embeddings) -> str | None:
 
 def chunk_vectors(settings: Settings, embeddings: Embeddings) -> StoredVectors | None:
     """The shipped chunk vectors usable with `embeddings` and these settings, else None."""
-    backend = local_backend(embeddings)
-    if not settings.embedding.bundled_vectors or backend is None:
+    if not settings.embedding.bundled_vectors or local_backend(embeddings) is None:
         return None
-    return matching(chunk_file(backend), chunk_key(settings, backend))
+    vectors = str(getattr(embeddings, "precision", "float32"))
+    return matching(chunk_file(vectors), chunk_key(settings, vectors))
 
 
 def multilingual_vectors(settings: Settings) -> StoredVectors | None:

@@ -1,5 +1,5 @@
 """The bundled MiniLM, run here: its weights checked by SHA-256, its tokenizer, and the ONNX
-(int8 by default) or torch encoder behind LocalEmbeddings. No network, no provider."""
+(float32 by default, or int8) or torch encoder behind LocalEmbeddings. No network, no provider."""
 
 from __future__ import annotations
 
@@ -164,11 +164,14 @@ class WordPieceTokenizer:
 class LocalEmbeddings(Embeddings):
     """The bundled all-MiniLM-L6-v2, loaded from its package.
 
-    backend "torch" runs it through sentence-transformers; "onnx" and "onnx-int8" (the default,
-    as in config/default.toml) through ONNX Runtime, from a local export of the same weights.
+    backend "torch" runs it through sentence-transformers; "onnx" (the default) and "onnx-int8"
+    through ONNX Runtime, from a local export of the same weights. float32 gives the same
+    vectors on every CPU (torch and ONNX agree to 1e-6 in cosine: bench/backend_agreement.py);
+    int8's kernels differ with the instruction set (VNNI or not), moving a vector by up to 0.01
+    in cosine between machines, so an answer could differ between them.
     """
 
-    def __init__(self, batch_size: int = 8, backend: str = "onnx-int8") -> None:
+    def __init__(self, batch_size: int = 8, backend: str = "onnx") -> None:
         self.model_dir = bundled_model_dir()
         self.batch_size = batch_size
         self.backend = backend
@@ -176,9 +179,13 @@ class LocalEmbeddings(Embeddings):
 
     @property
     def name(self) -> str:
-        # One vector space for every backend (int8 vectors: mean cosine 0.994 to float32,
-        # bench/ingest_speed.py), so an index built with one can be searched with another.
         return "all-MiniLM-L6-v2"
+
+    @property
+    def precision(self) -> str:
+        """What an index records besides the name: float32 vectors (torch or ONNX, the same on
+        every CPU) and int8 ones (machine-dependent) are not mixed in one index."""
+        return "int8" if self.backend == "onnx-int8" else "float32"
 
     @cached_property
     def model(self) -> Any:

@@ -14,18 +14,26 @@ it, so the package graph stays one-way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from rag.settings import EmbeddingSettings
+    from rag.settings import Settings
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The fitted constants of one embedding model (the defaults: all-MiniLM-L6-v2)."""
+    """The fitted constants of one embedding model, precision and chunking (the defaults:
+    all-MiniLM-L6-v2, float32, windows of 256 word pieces with one sentence of overlap)."""
 
-    model: str = "all-MiniLM-L6-v2"  # the embedding model they were fitted for
+    model: str = "all-MiniLM-L6-v2"  # what they were fitted for: everything that moves a score
+    vectors: str = "float32"
+    chunk_max_tokens: int = 256
+    chunk_overlap: int = 1
+    # False for a model nothing was fitted for (UNCALIBRATED below): its cosines are not on
+    # this scale, so its relevance reads no cosine (cosine_weight 0) and callers say so.
+    fitted: bool = True
+    cosine_weight: float = 1.0  # the best cosine's share in the relevance score
 
     # Fusion of dense and BM25 ranks (bench/tune_retrieval.py, on bench/questions.jsonl).
     # How the two combine: w x best-chunk cosine + (1 - w) x BM25 / top BM25 ("weighted"), or
@@ -102,12 +110,38 @@ class Calibration:
 
 MINILM = Calibration()
 
-# Fitted so far: the bundled model only. Any other embedding model (OpenAI embeddings) is
-# read with the MiniLM values, as it always was; the support check is not measured for it
-# (rag.answer.pipeline).
-CALIBRATIONS: dict[str, Calibration] = {MINILM.model: MINILM}
+# Any other embedding model (OpenAI embeddings), precision or chunking: no absolute cosine is
+# read, since nothing says where its threshold lies. Relevance is the question's terms found in
+# the best paper (rarity-weighted) less the unknown-term penalty, against a threshold fitted on
+# that alone (bench/calibrate_threshold.py --uncalibrated); Chinese questions keep the bundled
+# multilingual vectors' cosine, which does not depend on the model configured.
+UNCALIBRATED = replace(
+    MINILM,
+    model="",
+    fitted=False,
+    cosine_weight=0.0,
+    relevance_threshold=0.05,
+    multilingual_relevance_offset=0.0,
+    gloss_relevance_offset=-0.5,
+)
+
+CALIBRATIONS: dict[tuple[str, str, int, int], Calibration] = {
+    (c.model, c.vectors, c.chunk_max_tokens, c.chunk_overlap): c for c in (MINILM,)
+}
 
 
-def calibration_for(embedding: EmbeddingSettings) -> Calibration:
-    """The constants fitted for the configured embedding model (MiniLM's for an unknown one)."""
-    return CALIBRATIONS.get(embedding.model, MINILM)
+def calibration_for(settings: Settings) -> Calibration:
+    """The constants fitted for the configured model, precision and chunking; UNCALIBRATED
+    (with that model's name) when nothing was fitted for them."""
+    embedding, chunking = settings.embedding, settings.chunking
+    key = (embedding.model, embedding.precision, chunking.max_tokens, chunking.overlap_sentences)
+    found = CALIBRATIONS.get(key)
+    if found is not None:
+        return found
+    return replace(
+        UNCALIBRATED,
+        model=embedding.model,
+        vectors=embedding.precision,
+        chunk_max_tokens=chunking.max_tokens,
+        chunk_overlap=chunking.overlap_sentences,
+    )

@@ -73,7 +73,7 @@ class Relevance:
         query = english_query(query)
         keyword = self.index.keyword_index()
         scores = [
-            r.similarity + c.lexical_weight * coverage
+            c.cosine_weight * r.similarity + c.lexical_weight * coverage
             for r, coverage in zip(results, self.coverage(query, results), strict=True)
         ]
         if len(keyword.chunk_ids) < c.vocabulary_min_chunks:
@@ -118,7 +118,7 @@ class Relevance:
             small_corpus_margin = c.multilingual_small_corpus_margin
         keyword = self.index.keyword_index()
         units = [u for u in gloss_units(question) if any(map(terms, u.senses))]
-        evidence = [r.similarity for r in results]
+        evidence = [c.cosine_weight * r.similarity for r in results]
         unknown = unknown_words(question, units, keyword.term_counts)
         penalty = c.multilingual_unknown_penalty * min(unknown, 3)
         if len(keyword.chunk_ids) < c.vocabulary_min_chunks:

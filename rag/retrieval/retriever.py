@@ -226,7 +226,7 @@ def open_retriever(settings: Settings, embeddings: Embeddings | None = None) -> 
         embeddings,
         settings.retrieval,
         open_multilingual(settings, index),
-        calibration_for(settings.embedding),
+        calibration_for(settings),
     )
 
 
