@@ -1,11 +1,8 @@
 """The relevance decision (rag.retrieval.relevance) with the fitted constants
-(rag.retrieval.calibration), on the seed index: the same scores and the same answers and
-refusals as before the constants left the settings, and `retrieval.strictness` moves the bar.
-
-The expected relevance values were measured with the code of commit dfc8b71, where the
-constants were still settings, on the same seed index (they agreed bit for bit with the code
-here at one PYTHONHASHSEED; summing over sets in another order moves the last digit or two,
-hence the tolerance).
+(rag.retrieval.calibration), on the seed index: questions a seed answers are answered and
+questions none covers are refused, `retrieval.strictness` and a calibration passed in move the
+bar as they say, and a model nothing was fitted for reads no cosine. Decisions and directions,
+not decimals recorded on one machine (issue 28).
 """
 
 from __future__ import annotations
@@ -16,10 +13,16 @@ import pytest
 
 from rag.answer.pipeline import answer, open_assistant
 from rag.models.minilm import LocalEmbeddings
-from rag.retrieval.calibration import MINILM, Calibration, calibration_for
+from rag.retrieval.calibration import (
+    MINILM,
+    UNCALIBRATED,
+    Calibration,
+    calibration_for,
+    uncalibrated_note,
+)
 from rag.retrieval.relevance import Relevance
 from rag.retrieval.retriever import Retriever, open_retriever
-from rag.settings import EmbeddingSettings, Settings, with_overrides
+from rag.settings import Settings, with_overrides
 
 MOLECULES = (
     "How can predictions of lowest-energy 3D molecule shapes from 2D graphs be improved by "
@@ -48,37 +51,19 @@ COOLING_ZH = "有没有论文用离线强化学习来降低数据中心制冷系
 BREAD_ZH = "隔夜冷发酵的酸面包怎么做比较好吃？"
 LORA_ZH = "GPT-5 的 LoRA 微调有哪些论文？"
 
-# (question, relevance before, answered before): hybrid search, the configured retriever.
-BEFORE = [
-    (MOLECULES, 0.753103, True),
-    (ENSEMBLE, 0.474041, True),
-    (ACTIVATIONS, 0.29387, False),
-    (TRAFFIC, 0.385756, True),  # not covered by any seed, yet answered (as before)
-    (MUSIC, 0.309748, False),
-    (OPTIMIZER, 0.409089, True),
-    (PEDESTRIANS, 0.102837, False),
-    (ENSEMBLE_ZH, 0.400162, True),
-    (ACTIVATIONS_ZH, -0.035356, False),
-    (COOLING_ZH, 1.270539, True),
-    (BREAD_ZH, -0.372163, False),
-    (LORA_ZH, 0.335657, False),
-]
-# The same without the multilingual vectors: the gloss's own offset and margin.
-BEFORE_GLOSS_ONLY = [
-    (ENSEMBLE_ZH, 0.56342, True),
-    (ACTIVATIONS_ZH, 0.145671, False),
-    (COOLING_ZH, 1.324232, True),
-    (BREAD_ZH, 0.021556, False),
-    (LORA_ZH, 0.587199, True),
-]
-# The same with the unknown-term penalties of a large index (vocabulary_min_chunks 0).
-BEFORE_LARGE_INDEX_RULE = [
-    (MOLECULES, 0.293103, False),
-    (TRAFFIC, -0.074244, False),
-    (OPTIMIZER, 0.149089, False),
-    (ENSEMBLE_ZH, -0.109838, False),
-    (COOLING_ZH, 0.760539, True),
-]
+# Each question's right decision on the seed index (the 38 seed abstracts): answered when a
+# seed answers it, refused when none does. Decision tests use only questions whose relevance
+# lies at least MARGIN from the threshold, far more than the float32 encoder moves between
+# implementations (torch against ONNX: under 1e-5, bench/backend_agreement.py) and than int8
+# moved between CPUs (0.02), so the decision is the same on every machine.
+MARGIN = 0.025
+ANSWERED = [MOLECULES, ENSEMBLE, ENSEMBLE_ZH, COOLING_ZH]
+REFUSED = [MUSIC, PEDESTRIANS, BREAD_ZH, LORA_ZH]
+# Known wrong today, asserted as they should be (strict xfail: fixing one makes it pass):
+# a seed (Rotated Runtime Smooth) answers the activations questions, which score under the
+# bar; no seed covers traffic forecasting, which scores at the bar (0.371 against 0.37).
+# Relevance alone cannot order them: the activations question scores below the music one.
+WRONG_TODAY = [(ACTIVATIONS, True), (ACTIVATIONS_ZH, True), (TRAFFIC, False)]
 
 
 @pytest.fixture(scope="module")
@@ -98,92 +83,127 @@ def with_calibration(
     )
 
 
-def check(retriever: Retriever, cases: list[tuple[str, float, bool]]) -> None:
-    for question, before, answered in cases:
-        found = retriever.search(question)
-        relevance = retriever.relevance(question, found)
-        assert relevance == pytest.approx(before, abs=1e-6), question
-        assert retriever.is_relevant(question, found) is answered, question
-        # A list answer's per-paper scores are on the same scale, none above the question's.
-        assert max(retriever.paper_relevance(question, found)) <= relevance + 1e-9, question
+def decide(retriever: Retriever, question: str) -> tuple[float, bool]:
+    found = retriever.search(question)
+    relevance = retriever.relevance(question, found)
+    answered = retriever.is_relevant(question, found)
+    assert answered is (relevance >= retriever.threshold), question
+    # A list answer's per-paper scores are on the same scale, none above the question's.
+    assert max(retriever.paper_relevance(question, found)) <= relevance + 1e-9, question
+    return relevance, answered
 
 
-def test_the_bundled_model_reads_the_minilm_constants_as_the_settings_held_them() -> None:
-    assert calibration_for(EmbeddingSettings()) is MINILM
-    # Any other model is read with them too, as before (nothing else is fitted yet).
-    assert calibration_for(EmbeddingSettings(provider="openai", model="x")) is MINILM
-    assert (MINILM.fusion, MINILM.rrf_k, MINILM.dense_weight, MINILM.multilingual_weight) == (
-        "weighted",
-        5,
-        0.7,
-        0.2,
+def test_the_bundled_model_has_its_own_constants_and_any_other_has_none() -> None:
+    fitted = calibration_for(Settings())
+    assert fitted is MINILM and fitted.fitted and fitted.cosine_weight == 1.0
+    assert (fitted.model, fitted.vectors, fitted.chunk_max_tokens, fitted.chunk_overlap) == (
+        "all-MiniLM-L6-v2",
+        "float32",
+        256,
+        1,
     )
-    assert (
-        MINILM.relevance_threshold,
-        MINILM.lexical_weight,
-        MINILM.unknown_term_penalty,
-        MINILM.vocabulary_min_chunks,
-        MINILM.small_corpus_margin,
-    ) == (0.37, 0.25, 0.2, 1000, 0.14)
-    assert (
-        MINILM.multilingual_relevance_weight,
-        MINILM.multilingual_unknown_penalty,
-        MINILM.multilingual_relevance_offset,
-        MINILM.multilingual_small_corpus_margin,
-        MINILM.gloss_relevance_offset,
-        MINILM.gloss_small_corpus_margin,
-    ) == (1.5, 0.3, 0.40, -0.51, -0.11, -0.46)
-    assert (MINILM.support_lexical_weight, MINILM.support_floor, MINILM.layout_weight) == (
-        0.3,
-        0.849,
-        2.0,
-    )
+    # Anything that moves the scores has constants of its own, or none: another model (the
+    # openai-embeddings preset), int8 vectors, another chunking.
+    others = [
+        {"embedding": {"provider": "openai", "model": "text-embedding-3-small"}},
+        {"embedding": {"backend": "onnx-int8"}},
+        {"chunking": {"max_tokens": 128}},
+    ]
+    for override in others:
+        other = calibration_for(with_overrides(Settings(), override))
+        assert not other.fitted and other.cosine_weight == 0.0, override
+        assert other.relevance_threshold == UNCALIBRATED.relevance_threshold
+        assert uncalibrated_note(other) is not None
+    assert uncalibrated_note(fitted) is None
     with pytest.raises(AttributeError):
         MINILM.relevance_threshold = 0.5  # type: ignore[misc]  # frozen
 
 
 @pytest.mark.slow
-def test_the_relevance_decision_is_unchanged_on_seed_questions(retriever: Retriever) -> None:
+def test_seed_questions_are_answered_or_refused_as_the_seeds_say(retriever: Retriever) -> None:
     assert retriever.calibration is MINILM
-    assert retriever.threshold == 0.37
-    check(retriever, BEFORE)
-
-
-def test_without_multilingual_vectors_the_gloss_decides_as_before(retriever: Retriever) -> None:
-    check(with_calibration(retriever, MINILM, multilingual=False), BEFORE_GLOSS_ONLY)
-
-
-def test_a_calibration_passed_in_is_the_one_used(retriever: Retriever) -> None:
-    large = with_calibration(retriever, replace(MINILM, vocabulary_min_chunks=0))
-    check(large, BEFORE_LARGE_INDEX_RULE)
-    # The judge itself, built apart from the retriever, agrees.
-    found = retriever.search(TRAFFIC)
-    judge = Relevance(retriever.index, replace(MINILM, vocabulary_min_chunks=0))
-    assert judge.relevance(TRAFFIC, found) == pytest.approx(-0.074244, abs=1e-6)
-    assert not judge.is_relevant(TRAFFIC, found)
-    higher = with_calibration(retriever, replace(MINILM, relevance_threshold=0.4))
-    assert higher.threshold == 0.4
-    assert not higher.is_relevant(TRAFFIC, found)  # 0.386: under the new bar
-
-
-def test_strictness_moves_the_threshold_and_nothing_else(seed_settings: Settings) -> None:
-    stricter = open_retriever(with_overrides(seed_settings, {"retrieval": {"strictness": 0.05}}))
-    assert stricter.threshold == pytest.approx(0.42)
-    found = stricter.search(TRAFFIC)
-    assert stricter.relevance(TRAFFIC, found) == pytest.approx(0.385756, abs=1e-6)
-    assert not stricter.is_relevant(TRAFFIC, found)  # refused now
-    assert stricter.is_relevant(ENSEMBLE, stricter.search(ENSEMBLE))  # 0.474: still answered
-    looser = open_retriever(with_overrides(seed_settings, {"retrieval": {"strictness": -0.1}}))
-    assert looser.is_relevant(MUSIC, looser.search(MUSIC))  # 0.310 >= 0.27: answered now
-    assert not looser.is_relevant(PEDESTRIANS, looser.search(PEDESTRIANS))  # 0.103
+    for question in ANSWERED + REFUSED:
+        relevance, answered = decide(retriever, question)
+        assert answered is (question in ANSWERED), (question, relevance)
+        assert abs(relevance - retriever.threshold) >= MARGIN, (question, relevance)
 
 
 @pytest.mark.slow
-def test_answers_and_refusals_of_the_assistant_are_as_before(
+@pytest.mark.parametrize(("question", "answerable"), WRONG_TODAY, ids=lambda v: str(v)[:20])
+@pytest.mark.xfail(strict=True, reason="relevance alone misjudges these seed questions")
+def test_questions_relevance_misjudges_today(
+    retriever: Retriever, question: str, answerable: bool
+) -> None:
+    assert decide(retriever, question)[1] is answerable
+
+
+def test_without_multilingual_vectors_the_gloss_decides(retriever: Retriever) -> None:
+    gloss_only = with_calibration(retriever, MINILM, multilingual=False)
+    for question in (ENSEMBLE_ZH, COOLING_ZH, BREAD_ZH):
+        relevance, answered = decide(gloss_only, question)
+        assert answered is (question in ANSWERED), (question, relevance)
+        assert abs(relevance - gloss_only.threshold) >= MARGIN, (question, relevance)
+
+
+def test_a_calibration_passed_in_is_the_one_used(retriever: Retriever) -> None:
+    # The unknown-term penalty of a large index, on the seeds: each question loses exactly
+    # the penalty for its unknown terms and no longer the small-corpus margin.
+    large = with_calibration(retriever, replace(MINILM, vocabulary_min_chunks=0))
+    keyword = retriever.index.keyword_index()
+    for question in (MOLECULES, TRAFFIC, PEDESTRIANS):
+        found = retriever.search(question)
+        unknown = min(len(keyword.unknown_terms(question)), 3)
+        assert unknown >= 1, question
+        expected = (
+            retriever.relevance(question, found)
+            + MINILM.small_corpus_margin
+            - MINILM.unknown_term_penalty * unknown
+        )
+        assert large.relevance(question, found) == pytest.approx(expected, abs=1e-9)
+        # The judge itself, built apart from the retriever, agrees.
+        judge = Relevance(retriever.index, replace(MINILM, vocabulary_min_chunks=0))
+        assert judge.relevance(question, found) == pytest.approx(expected, abs=1e-9)
+    higher = with_calibration(retriever, replace(MINILM, relevance_threshold=0.8))
+    assert higher.threshold == 0.8
+    assert not higher.is_relevant(ENSEMBLE, higher.search(ENSEMBLE))  # raised past it
+
+
+def test_an_uncalibrated_model_reads_no_cosine(retriever: Retriever) -> None:
+    judge = Relevance(retriever.index, UNCALIBRATED)
+    for question in (MOLECULES, PEDESTRIANS):
+        found = retriever.search(question)
+        blind = [replace(r, similarity=0.0) for r in found]
+        assert judge.relevance(question, found) == pytest.approx(judge.relevance(question, blind))
+        # The English rule: the best paper's share of the question's terms, less the margin.
+        best = max(retriever.coverage(question, found))
+        assert judge.relevance(question, found) == pytest.approx(
+            UNCALIBRATED.lexical_weight * best - UNCALIBRATED.small_corpus_margin
+        )
+
+
+def test_strictness_moves_the_threshold_and_nothing_else(
+    seed_settings: Settings, retriever: Retriever
+) -> None:
+    stricter = open_retriever(with_overrides(seed_settings, {"retrieval": {"strictness": 0.15}}))
+    assert stricter.threshold == pytest.approx(retriever.threshold + 0.15)
+    found = stricter.search(ENSEMBLE)
+    assert stricter.relevance(ENSEMBLE, found) == pytest.approx(
+        retriever.relevance(ENSEMBLE, retriever.search(ENSEMBLE)), abs=1e-9
+    )
+    assert retriever.is_relevant(ENSEMBLE, found) and not stricter.is_relevant(ENSEMBLE, found)
+    assert stricter.is_relevant(MOLECULES, stricter.search(MOLECULES))  # far above: answered
+    looser = open_retriever(with_overrides(seed_settings, {"retrieval": {"strictness": -0.1}}))
+    assert looser.is_relevant(MUSIC, looser.search(MUSIC))  # just under the bar: answered now
+    assert not looser.is_relevant(PEDESTRIANS, looser.search(PEDESTRIANS))  # far under it
+
+
+@pytest.mark.slow
+def test_answers_and_refusals_of_the_assistant_follow_the_decision(
     seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
     assistant = open_assistant(seed_settings, embeddings)
-    for question, _, answered in BEFORE[:5]:
+    for question in [MOLECULES, ENSEMBLE, MUSIC, PEDESTRIANS]:
+        answered = question in ANSWERED
         result = answer(question, assistant=assistant)
         assert result.abstained is not answered, question
         assert bool(result.citations) is answered, question

@@ -13,7 +13,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rag.cli.inputs import questions_from, read_conversations
-from rag.cli.output import json_line, say, say_answer, say_comparison, terminal_text
+from rag.cli.output import (
+    json_line,
+    note_calibration,
+    say,
+    say_answer,
+    say_comparison,
+    terminal_text,
+)
 from rag.common.redact import redact
 from rag.errors import RagError, UsageError
 from rag.settings import Settings
@@ -47,6 +54,7 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
         return run_conversations(args, settings)
     questions = list(questions_from(args))
     assistant = open_assistant(settings)
+    note_calibration(assistant.retriever.calibration)
     failed = 0
     for question in questions:
         try:
@@ -78,6 +86,7 @@ def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError("give either a QUESTION, --batch FILE or --conversation FILE")
     conversations = read_conversations(args.conversation)
     assistant = open_assistant(settings)
+    note_calibration(assistant.retriever.calibration)
     failed = 0
     for number, questions in enumerate(conversations, start=1):
         history: list[dict[str, str]] = []

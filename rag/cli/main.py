@@ -26,6 +26,7 @@ from rag.cli.ask import run_ask
 from rag.cli.inputs import open_index, questions_from
 from rag.cli.output import (
     json_line,
+    note_calibration,
     paper_fields,
     progress_bar,
     ranked_line,
@@ -270,6 +271,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
 
     questions = list(questions_from(args))
     retriever = open_retriever(settings)
+    note_calibration(retriever.calibration)
     filters = Filters(tiers=args.tier or [])
     for question in questions:
         results = retriever.search(question, filters=filters, diverse=args.diverse)

@@ -121,3 +121,12 @@ def say_comparison(table: Comparison, numbers: Sequence[int] = ()) -> None:
     if table.dropped_citations:
         say(f"\n({table.dropped_citations} citation(s) to other papers were removed)")
     say(f"\n(compared by {table.model})")
+
+
+def note_calibration(calibration: Any) -> None:
+    """One line on stderr when the configured embeddings have no fitted constants."""
+    from rag.retrieval.calibration import uncalibrated_note
+
+    note = uncalibrated_note(calibration)
+    if note:
+        print(f"note: {terminal_text(note)}", file=sys.stderr)

@@ -145,3 +145,15 @@ def calibration_for(settings: Settings) -> Calibration:
         chunk_max_tokens=chunking.max_tokens,
         chunk_overlap=chunking.overlap_sentences,
     )
+
+
+def uncalibrated_note(calibration: Calibration) -> str | None:
+    """What a caller says once when nothing was fitted for the configured embeddings."""
+    if calibration.fitted:
+        return None
+    return (
+        f"no calibration for the embedding model {calibration.model} ({calibration.vectors} "
+        f"vectors, {calibration.chunk_max_tokens}-token chunks): whether to answer is decided by "
+        "the question's terms found in the papers, not by similarity scores; fit constants with "
+        "`python -m bench.calibrate_threshold` and add them to rag/retrieval/calibration.py"
+    )
