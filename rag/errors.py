@@ -58,6 +58,11 @@ class IndexMismatchError(StoreError):
     """The index was built with another model or chunking: rebuild it."""
 
 
+class StaleVectorsError(IndexMismatchError):
+    """The index holds vectors of another precision (int8 from before float32 was the default):
+    `rag ingest` rebuilds it by itself, from the shipped vectors for the bundled corpus."""
+
+
 class AnswerError(RagError, RuntimeError):
     """The answer could not be produced; the message says what to set or do."""
 

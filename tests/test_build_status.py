@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from rag.cli.main import main
 from rag.corpus.loaders import load_papers
+from rag.errors import StaleVectorsError
 from rag.index.build_status import (
     BuildStatus,
     index_is_built,
@@ -346,7 +347,8 @@ def test_an_index_of_int8_vectors_is_rebuilt_by_the_next_make_run(
     meta = {k: v for k, v in index.manifest().as_metadata().items() if k != "vectors"}
     index.chunks.modify(metadata=meta)
     assert index.manifest().vectors == "int8"
-    with pytest.raises(Exception, match=r"int8 vectors.*float32 vectors.*rag ingest"):
+    stale = r"int8 vectors.*float32 vectors.*`rag ingest` rebuilds"
+    with pytest.raises(StaleVectorsError, match=stale):
         PaperIndex.open(settings, embeddings)  # a reader is told, as before
 
     args = ["ingest", "--if-needed", "--index", str(index_dir), "--config", "offline"]

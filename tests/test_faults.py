@@ -148,8 +148,8 @@ def test_sigkill_at_random_points_then_rerun_gives_the_identical_index(
     assert sorted(index.keyword_index().chunk_ids) == want["chunk_ids"], history
     resumed = Retriever(index, embeddings, seed_settings.retrieval)
     reference = open_retriever(seed_settings, embeddings)
-    # The int8 backend quantises activations per batch, so a chunk embedded in another batch
-    # after the kill gets a vector a rounding error away: near-ties below the top may swap.
+    # A chunk embedded in another batch after the kill gets a vector a float32 rounding error
+    # away (another padding): near-ties below the top may swap.
     for paper in load_papers(list(SEED_FILES))[::5]:
         question = paper.abstract[:160]
         got_ids = [r.paper.id for r in resumed.search(question)]

@@ -19,6 +19,7 @@ from rag.errors import (
     IndexMissingError,
     ModelError,
     RagError,
+    StaleVectorsError,
 )
 from rag.index.build_status import BuildStatus, read_build_status, recording_build
 from rag.index.ingest import build_index
@@ -184,6 +185,12 @@ def open_or_explain(settings: Settings) -> Assistant | None:
         st.warning(escape_message(e), icon=":material/database:")
         st.caption(f"The button reads {corpus} and embeds it on this machine.")
         if st.button("Build the index", type="primary", icon=":material/build:"):
+            build_the_index(settings, rebuild=False)
+        else:
+            watch_for_a_build(settings)
+    except StaleVectorsError as e:  # `make run` rebuilds it beside the page: follow that
+        st.warning(escape_message(e), icon=":material/database:")
+        if st.button("Rebuild the index", type="primary", icon=":material/build:"):
             build_the_index(settings, rebuild=False)
         else:
             watch_for_a_build(settings)

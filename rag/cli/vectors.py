@@ -1,13 +1,14 @@
 """`rag vectors build`: the shipped vectors and topic map of the bundled corpus, recomputed.
 
-    rag vectors build                 # writes data/iclr2025/vectors-*.npz, chunks.json.gz and
+    rag vectors build [--recompute]   # writes data/iclr2025/vectors-*.npz, chunks.json.gz and
                                       # topicmap.json.gz
     rag vectors map                   # only the map, from the shipped vectors
     rag vectors chunks                # only the chunk boundaries (seconds: no model runs)
 
 Run it after changing the bundled corpus, the model, the default backend or the chunking (the
 test tests/test_shipped_vectors.py says when): it ingests the bundled corpus on this machine
-without shipped vectors, into a temporary folder, and ships the vectors that index stored; then
+into a temporary folder, keeping the shipped vectors that still match (all are embedded
+again with --recompute), and ships the vectors that index stored; then
 it builds an index from the shipped vectors, exactly as `rag ingest` will, and ships its map.
 """
 
@@ -29,8 +30,13 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     vectors.add_argument(
         "action",
         choices=["build", "map", "chunks"],
-        help="build: recompute and write them all; map: only the map, from the shipped vectors; "
-        "chunks: only the chunk boundaries",
+        help="build: compute what the shipped vectors lack and write them all; map: only the "
+        "map, from the shipped vectors; chunks: only the chunk boundaries",
+    )
+    vectors.add_argument(
+        "--recompute",
+        action="store_true",
+        help="build: embed every text again rather than keep the shipped vectors that match",
     )
     vectors.set_defaults(run=run_vectors)
 
@@ -63,21 +69,33 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  wrote {PLAN_FILE} ({len(plan.spans)} papers)", file=sys.stderr)
     if args.action == "chunks":
         return 0
-    # Read back from a computing ingest rather than embedded here, so the shipped vectors are
-    # exactly what `RAG_EMBEDDING__BUNDLED_VECTORS=false rag ingest` stores (a vector moves in
-    # its last float32 bits with the texts that share its padded encoder batch).
+    # Read back from an ingest rather than embedded here, so the shipped vectors are what an
+    # ingest stores. It keeps the shipped vectors whose text matches (float32 vectors do not
+    # depend on the batch they were embedded in, to 1e-7) and embeds the rest: after a corpus
+    # edit, only the new texts. --recompute embeds everything, as `RAG_EMBEDDING__
+    # BUNDLED_VECTORS=false rag ingest` does (tests/test_shipped_vectors.py checks a sample).
     started = time.perf_counter()
-    print(f"ingesting the bundled corpus without shipped vectors ({backend})", file=sys.stderr)
+    reuse = not getattr(args, "recompute", False)
+    print(
+        f"ingesting the bundled corpus ({backend}, "
+        f"{'keeping the shipped vectors that match' if reuse else 'embedding every text'})",
+        file=sys.stderr,
+    )
     encoder = LocalEmbeddings(batch_size=settings.embedding.batch_size, backend=backend)
     with tempfile.TemporaryDirectory(prefix="rag-vectors-") as tmp:
         local = with_overrides(
             settings,
             {
                 "store": {"mode": "embedded", "index_dir": f"{tmp}/index"},
-                "embedding": {"bundled_vectors": False, "multilingual": True},
+                "embedding": {"bundled_vectors": reuse, "multilingual": True},
             },
         )
-        build_index(local, [BUNDLED_CORPUS], embeddings=encoder)
+        report = build_index(local, [BUNDLED_CORPUS], embeddings=encoder)
+        print(
+            f"  {report.embedded_chunks} chunks and {report.multilingual_embedded} papers' "
+            "multilingual vectors embedded now",
+            file=sys.stderr,
+        )
         index = PaperIndex.open(local, encoder)
         texts, chunk_vectors = _chunk_vectors(index)
         titles, multilingual = _multilingual_vectors(index)

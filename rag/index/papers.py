@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.errors import IndexMismatchError, IndexMissingError, StoreError
+from rag.errors import IndexMismatchError, IndexMissingError, StaleVectorsError, StoreError
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import KeywordCache, keyword_dir
 from rag.index.lock import ingest_lock, lock_path
@@ -163,6 +163,12 @@ class PaperIndex:
             want.chunk_overlap,
         ):
             where = describe_store(self.settings)
+            if have.differs_only_in_vectors(want):
+                raise StaleVectorsError(
+                    f"the index in {where} holds {have.vectors} vectors, but the configuration "
+                    f"asks for {want.vectors} vectors: `rag ingest` rebuilds it (seconds for "
+                    "the bundled corpus)"
+                )
             raise IndexMismatchError(
                 f"the index in {where} was built with {have.describe()}, but the "
                 f"configuration asks for {want.describe()}: rebuild it with "
