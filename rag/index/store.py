@@ -14,8 +14,11 @@ from typing import Any
 from rag.errors import IndexMissingError, StoreError
 from rag.settings import Settings
 
-# Chroma's HNSW settings for every collection this project creates.
-HNSW = {"space": "cosine"}
+# Chroma's HNSW settings for every collection this project creates. ef_search 200 (Chroma's
+# default is 100): at 100 the graph of a 1,552-paper index missed a title's own chunk, its exact
+# nearest neighbour (cosine 0.61, where the fifth hit found had 0.57); at 200 it is found, and
+# a search of a few thousand chunks stays a millisecond's work.
+HNSW = {"space": "cosine", "ef_search": 200}
 
 
 def write_new_or_changed(
