@@ -17,17 +17,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
 from rag.common import retry
-from rag.common.atomic import atomic_write
+from rag.common.atomic import UnsafeWriteError, atomic_write, check_target, create_new, open_own
+from rag.common.side_files import SideFileError, parse_json, read_json
 from rag.corpus.bounded_http import BoundedTransport
 from rag.corpus.loaders import MAX_ABSTRACT_CHARS, cap_abstract
 from rag.errors import FetchError
@@ -39,6 +40,16 @@ PAGE_SIZE = 1000  # the API's maximum
 # Bounds against a server that never ends: ICLR 2025 had about 11,700 submissions; a page of
 # 1,000 notes is 3-5 MB of JSON. Abstracts are cut to MAX_ABSTRACT_CHARS (rag.corpus.loaders).
 MAX_NOTES = 200_000  # the offset past which a fetch stops
+# What one fetch writes at most (ICLR 2025's 11,700 submissions: about 40 MB), and each field's
+# bound: a note's longer lists and texts are cut, and counted (`FetchReport.capped`).
+MAX_FETCH_BYTES = 1 << 30
+MAX_TITLE_CHARS = 1_000
+MAX_AUTHORS, MAX_AUTHOR_CHARS = 100, 200
+MAX_KEYWORDS, MAX_KEYWORD_CHARS = 30, 100
+MAX_TLDR_CHARS = 1_000
+MAX_FIELD_CHARS = 200  # venue, venue id, primary area, licence
+MAX_ID_CHARS = 100
+MAX_PROGRESS_BYTES = 1 << 16
 PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
@@ -58,6 +69,7 @@ class FetchReport:
     resumed_from: int = 0
     seconds: float = 0.0
     truncated: int = 0  # abstracts cut to MAX_ABSTRACT_CHARS
+    capped: int = 0  # papers with another field cut to its bound (authors, keywords, TL;DR...)
     stopped: str = ""  # why the fetch stopped before the server said it was complete
     problems: list[str] = field(default_factory=list)
 
@@ -118,6 +130,8 @@ def fetch_venue(
             lines = []
             for note in notes:
                 record, problem = paper_from_note(note, venue_id, all_decisions)
+                if record is not None and record.pop("_capped", False):
+                    report.capped += 1
                 if record is not None and problem:  # kept, its abstract cut
                     report.truncated += 1
                     problem = ""
@@ -129,17 +143,23 @@ def fetch_venue(
                 elif record["id"] not in seen:
                     seen.add(record["id"])
                     lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-            with part.open("a", encoding="utf-8") as f:
-                f.writelines(lines)
+            with _own(out, part, append=True) as f:
+                f.write("".join(lines).encode("utf-8"))
                 f.flush()
                 os.fsync(f.fileno())
+                state["bytes"] = os.fstat(f.fileno()).st_size
             state["offset"] += len(notes)
-            state["bytes"] = part.stat().st_size
             state["skipped"], state["excluded"] = report.skipped, report.excluded
             _write_json(state_path, state)
             if progress:
                 progress(len(notes), int(state.get("count") or state["offset"]))
             if state.get("count") is not None and state["offset"] >= state["count"]:
+                break
+            if state["bytes"] >= MAX_FETCH_BYTES:
+                report.stopped = (
+                    f"more than {MAX_FETCH_BYTES:,} bytes written (the server says "
+                    f"{state.get('count')} notes); stopped there"
+                )
                 break
             if state["offset"] >= MAX_NOTES:
                 report.stopped = (
@@ -155,7 +175,7 @@ def fetch_venue(
             f"{api_url}: no {what} for venue {venue_id!r} "
             "(check the id, e.g. ICLR.cc/2025/Conference)"
         )
-    _refuse_special(out, out, follow=True)  # nothing but a regular file is replaced
+    _refuse_special(out, out)  # nothing but a regular file is replaced, never a link
     os.replace(part, out)
     state_path.unlink(missing_ok=True)
     report.written = len(seen)
@@ -190,64 +210,88 @@ def _check_writable(out: Path) -> None:
     """Refuse an `out` the fetch cannot write or must not replace, before the first request.
 
     `out` itself is never created or unlinked here: it appears only at the end, by renaming
-    `OUT.part` over it, so it must be absent or a regular file (a device node, a FIFO or a
-    symlink to one would be replaced, or would block the probe). The side files the fetch
-    writes, replaces and unlinks (`.part`, `.progress.json`) must be absent or regular too.
+    `OUT.part` over it, so it must be absent or a regular file, not a symlink (to anything:
+    `/proc/self/fd/1` resolves to the caller's redirect), and not under /dev, /proc or /sys
+    (`--out /dev/stdout` would replace the system's). The side files the fetch writes,
+    replaces and unlinks (`.part`, `.progress.json`) must be absent or regular too; a `.part`
+    with another name (a hard link) is replaced, never written into (rag.common.atomic).
     """
-    if out.is_dir():
+    if out.is_dir() and not out.is_symlink():
         raise FetchError(f"--out {out}: is a folder; give a file name, e.g. {out}/papers.jsonl")
+    _refuse_special(out, out)
     if not out.parent.is_dir():
         raise FetchError(f"--out {out}: folder {out.parent} does not exist")
-    _refuse_special(out, out, follow=True)
-    state = progress_path(out)
-    for side in (out.with_name(out.name + ".part"), state, state.with_name(state.name + ".tmp")):
-        _refuse_special(out, side, follow=False)
+    for side in (out.with_name(out.name + ".part"), progress_path(out)):
+        _refuse_special(out, side)
     # Mode bits, not only open(): root may write anything, but a read-only mark is a request.
     for path, what in ((out, "file"), (out.parent, "folder")):
         if path.exists() and not path.stat().st_mode & 0o200:
             raise FetchError(f"--out {out}: the {what} {path} is read-only")
-    part = out.with_name(out.name + ".part")  # the fetch's own file: created here if absent
-    for path in (out, part) if out.exists() else (part,):
-        try:
-            with path.open("a"):
-                pass
-        except OSError as e:
-            raise FetchError(f"--out {out}: cannot write {path}: {e.strerror}") from None
-
-
-def _refuse_special(out: Path, path: Path, follow: bool) -> None:
-    """A `path` that exists must be a regular file (`follow`: a symlink to one will do)."""
-    if not os.path.lexists(path):
-        return
+    probe = out.with_name(f".{out.name}.{os.getpid()}.probe")
     try:
-        mode = os.stat(path).st_mode if follow else os.lstat(path).st_mode
-    except OSError:  # a dangling symlink, or a target we may not see
-        mode = 0
-    if not stat.S_ISREG(mode):
-        what = "--out" if path == out else f"--out {out}:"
-        raise FetchError(
-            f"{what} {path} exists and is not a regular file (a device, pipe, socket or "
-            "symlink); give the name of a new or regular file"
-        )
+        if out.exists():
+            os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK))
+        os.close(create_new(probe))
+        probe.unlink()
+    except OSError as e:
+        raise FetchError(f"--out {out}: cannot write in {out.parent}: {e.strerror}") from None
+
+
+def _refuse_special(out: Path, path: Path) -> None:
+    """A `path` that exists must be a regular file, not a link; none under /dev or /proc."""
+    try:
+        check_target(path, "--out" if path == out else f"--out {out}: {path}")
+    except UnsafeWriteError as e:
+        raise FetchError(str(e).replace("--out: ", f"--out {out}: ", 1)) from None
+
+
+@contextmanager
+def _own(out: Path, part: Path, append: bool = False) -> Iterator[BinaryIO]:
+    """`OUT.part`, opened only while it is the fetch's own regular file (rag.common.atomic)."""
+    try:
+        with open_own(part, append=append) as f:
+            yield f
+    except UnsafeWriteError as e:
+        raise FetchError(f"--out {out}: {e}; re-run the same command to start over") from None
 
 
 def _resume_state(
     state_path: Path, part: Path, query: dict[str, Any]
 ) -> tuple[dict[str, Any], set[str]]:
-    """The recorded progress of this same query and the ids written so far, else a fresh start."""
+    """The recorded progress of this same query and the ids written so far, else a fresh start.
+
+    The progress file is untrusted too: a `bytes` past the end of `.part` (which would make a
+    sparse file of that size) or past MAX_FETCH_BYTES, a `.part` that is not the fetch's own
+    file (a hard link is never truncated), or a line that is not a record start over.
+    """
     fresh = {**query, "offset": 0, "bytes": 0, "count": None, "skipped": 0, "excluded": 0}
     try:
-        state = json.loads(state_path.read_text(encoding="utf-8"))
-        if isinstance(state, dict) and all(state.get(k) == v for k, v in query.items()):
-            # A line half-written when the process died is cut off; its page comes again.
-            with part.open("r+b") as f:
-                f.truncate(int(state["bytes"]))
-            with part.open(encoding="utf-8") as f:
-                seen = {json.loads(line)["id"] for line in f if line.strip()}
+        state = read_json(state_path, MAX_PROGRESS_BYTES)
+        numbers = ("offset", "bytes", "skipped", "excluded")
+        if (
+            isinstance(state, dict)
+            and all(state.get(k) == v for k, v in query.items())
+            and all(type(state.get(k)) is int and state[k] >= 0 for k in numbers)
+            and (state.get("count") is None or type(state.get("count")) is int)
+            and state["bytes"] <= MAX_FETCH_BYTES
+        ):
+            with open_own(part) as f:
+                if os.fstat(f.fileno()).st_size < state["bytes"]:
+                    raise SideFileError("the progress file says more than .part holds")
+                # A line half-written when the process died is cut off; its page comes again.
+                f.truncate(state["bytes"])
+                f.seek(0)
+                seen = set()
+                for line in f:
+                    if line.strip():
+                        record = parse_json(line)
+                        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+                            raise SideFileError("a line of .part that is not a paper")
+                        seen.add(record["id"])
             return {**fresh, **state}, seen
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, SideFileError):
         pass
-    part.write_bytes(b"")
+    atomic_write(part, b"")  # a new file of our own, in place of whatever was there
     return fresh, set()
 
 
@@ -282,8 +326,8 @@ def _get_notes(
             raise _Retryable(f"connection failed ({type(e).__name__})") from None
         if response.status_code == 200:
             try:
-                page = response.json()
-            except ValueError:
+                page = parse_json(response.content, where)
+            except SideFileError:  # not JSON, or nested too deeply
                 page = None
             if isinstance(page, dict) and isinstance(page.get("notes"), list):
                 return page
@@ -313,11 +357,11 @@ def _get_notes(
 
 def _message(response: httpx.Response) -> str:
     try:
-        body = response.json()
+        body = parse_json(response.content[:65536])
         text = body.get("message") or body.get("name") or response.reason_phrase
     except (ValueError, AttributeError):
         text = response.reason_phrase
-    return " ".join(str(text).split())[:200]
+    return " ".join(_clean(str(text))[:1000].split())[:200]
 
 
 def paper_from_note(
@@ -337,33 +381,59 @@ def paper_from_note(
         return None, "excluded"
     pid = note.get("forum") or note.get("id")
     title, abstract = value("title"), value("abstract")
-    if not isinstance(pid, str) or not pid:
+    if not isinstance(pid, str) or not pid.strip() or len(pid) > MAX_ID_CHARS:
         return None, f"note {_note_id(note)}: no id"
+    pid = _clean(pid)
     for key, text in (("title", title), ("abstract", abstract)):
         if not isinstance(text, str) or not text.strip():
             return None, f"note {pid}: no {key}"
-    abstract, cut = cap_abstract(" ".join(abstract.split()))
-    title = title[:MAX_ABSTRACT_CHARS]
-    venue = value("venue") if isinstance(value("venue"), str) else ""
+    abstract, cut = cap_abstract(" ".join(_clean(abstract).split()))
+    capped = Capped()
+    venue = capped.text(value("venue"), MAX_FIELD_CHARS)
     pdf = value("pdf")
     record: dict[str, Any] = {
         "id": pid,
-        "title": " ".join(title.split()),
+        "title": capped.text(title, MAX_TITLE_CHARS),
         "abstract": abstract,
-        "authors": _texts(value("authors")),
-        "keywords": _texts(value("keywords")),
+        "authors": capped.texts(value("authors"), MAX_AUTHORS, MAX_AUTHOR_CHARS),
+        "keywords": capped.texts(value("keywords"), MAX_KEYWORDS, MAX_KEYWORD_CHARS),
         "decision": decision(venue, venueid, venue_id),
         "url": f"{SITE}/forum?id={pid}",
-        "pdf": f"{SITE}{pdf}" if isinstance(pdf, str) and pdf.startswith("/") else "",
-        "tldr": _text(value("TLDR") or value("TL;DR")),
-        "primary_area": _text(value("primary_area")).replace("_", " "),
-        "license": _text(note.get("license")),
+        "pdf": f"{SITE}{_clean(pdf)}"
+        if isinstance(pdf, str) and pdf.startswith("/") and len(pdf) <= MAX_FIELD_CHARS
+        else "",
+        "tldr": capped.text(value("TLDR") or value("TL;DR"), MAX_TLDR_CHARS),
+        "primary_area": capped.text(value("primary_area"), MAX_FIELD_CHARS).replace("_", " "),
+        "license": capped.text(note.get("license"), MAX_FIELD_CHARS),
         "venue": venue,
-        "venueid": _text(venueid),
+        "venueid": capped.text(venueid, MAX_FIELD_CHARS),
         "authors_ordered": True,
         "source": f"openreview api v2: {venue_id}",
     }
+    if capped.count:
+        record["_capped"] = True
     return record, f"note {pid}: abstract cut to {MAX_ABSTRACT_CHARS:,} characters" if cut else ""
+
+
+class Capped:
+    """A note's texts and lists, each cut to its bound, counting the cuts."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def text(self, value: Any, limit: int) -> str:
+        text = _text(value[: limit * 4] if isinstance(value, str) else value)
+        if len(text) > limit:
+            self.count += 1
+            cut = text[:limit]
+            return cut.rsplit(" ", 1)[0] if " " in cut[limit // 2 :] else cut
+        return text
+
+    def texts(self, value: Any, items: int, limit: int) -> list[str]:
+        found = _texts(value, items + 1)
+        if len(found) > items:
+            self.count += 1
+        return [self.text(v, limit) for v in found[:items]]
 
 
 def decision(venue: str, venueid: Any, venue_id: str) -> str:
@@ -382,16 +452,31 @@ def decision(venue: str, venueid: Any, venue_id: str) -> str:
     return "Reject"
 
 
-def _texts(value: Any) -> list[str]:
+def _texts(value: Any, most: int) -> list[str]:
+    """The first `most` non-blank strings of a list (or comma-separated string)."""
     if isinstance(value, str):
-        value = [v for v in value.split(",")]
+        value = value.split(",", most * 4)
     if not isinstance(value, list):
         return []
-    return [" ".join(v.split()) for v in value if isinstance(v, str) and v.strip()]
+    found = []
+    for v in value:
+        if isinstance(v, str) and v.strip():
+            found.append(v)
+            if len(found) >= most:
+                break
+    return found
 
 
 def _text(value: Any) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
+    return " ".join(_clean(value).split()) if isinstance(value, str) else ""
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates ("\\ud800" in the JSON) as U+FFFD: no UTF-8 file can hold them."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _note_id(note: Any) -> str:

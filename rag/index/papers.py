@@ -8,6 +8,7 @@ papers into them is `rag.index.ingest`. Connecting lives in `rag.index.store`, t
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -252,7 +253,34 @@ class PaperIndex:
             generation,
             rebuild=lambda: self.refresh_keyword_index(new_generation=False),
             build=lambda: self._build_keyword_index(self.manifest().generation),
+            fits=self._keyword_fits,
         )
+
+    def _keyword_fits(self, keyword: KeywordIndex, sample: int = 24) -> bool:
+        """Whether a saved BM25 index is this store's: as many chunks, and `sample` of them,
+        drawn at random, have the ids and the terms the store's texts give."""
+        ids = keyword.chunk_ids
+        if len(ids) != self._read(self.chunks.count):
+            return False
+        rows = random.sample(range(len(ids)), min(sample, len(ids)))
+        got = self._read(
+            lambda: self.chunks.get(
+                ids=[ids[i] for i in rows], include=["documents", "metadatas"]
+            )
+        )
+        found = dict(zip(got["ids"], zip(got["documents"], got["metadatas"], strict=True), strict=True))
+        if len(found) != len(rows):
+            return False
+        papers = self.get_papers(sorted({str(meta["paper_id"]) for _, meta in found.values()}))
+        texts = {}
+        for i in rows:
+            doc, meta = found[ids[i]]
+            paper = papers.get(str(meta["paper_id"]))
+            if paper is None or keyword.paper_ids[i] != paper.id:
+                return False
+            start, end = int(meta["start"]), int(meta["end"])
+            texts[i] = doc or f"{paper.title}\n{paper.abstract[start:end]}"
+        return keyword.documents_match(texts)
 
     def dense_search(
         self, vector: list[float], n: int, tiers: list[str] | None = None
