@@ -231,7 +231,25 @@ def _onnx_model(model_dir: Path, quantized: bool) -> OnnxEncoder:
     name = "model-int8.onnx" if quantized else "model.onnx"
     if not (target / name).exists():
         export_onnx(model_dir, target, quantized)
-    return OnnxEncoder(target / name, model_dir)
+    try:
+        return OnnxEncoder(target / name, model_dir)
+    except Exception as e:  # a damaged or replaced export (ONNX Runtime's own errors)
+        from rag.common.side_files import warn
+
+        warn(
+            f"the cached ONNX model {target / name} cannot be loaded "
+            f"({' '.join(str(e).split())[:120]}); it is exported again"
+        )
+    for export in {target / name, target / "model.onnx"}:
+        export.unlink(missing_ok=True)  # our cache's files (a link is removed, not followed)
+    export_onnx(model_dir, target, quantized)
+    try:
+        return OnnxEncoder(target / name, model_dir)
+    except Exception as e:
+        raise ModelError(
+            f"the ONNX model exported to {target / name} cannot be loaded "
+            f"({' '.join(str(e).split())[:160]}); set embedding.backend = 'torch'"
+        ) from None
 
 
 def export_onnx(model_dir: Path, target: Path, quantized: bool) -> None:
