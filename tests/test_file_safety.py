@@ -82,7 +82,9 @@ def test_a_hard_linked_part_is_replaced_never_truncated(tmp_path: Path) -> None:
     with OpenReviewServer() as server:
         query = {"api_url": server.base_url, "query": {"content.venueid": VENUE}}
         progress_path(out).write_text(
-            json.dumps({**query, "offset": 0, "bytes": 0, "count": None, "skipped": 0, "excluded": 0})
+            json.dumps(
+                {**query, "offset": 0, "bytes": 0, "count": None, "skipped": 0, "excluded": 0}
+            )
         )
         report = fetch(server, out)
     assert target.read_bytes() == VICTIM and os.stat(target).st_nlink == 1

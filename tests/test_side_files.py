@@ -23,7 +23,7 @@ import rag.index.shipped as shipped
 import rag.index.shipped_chunks as shipped_chunks
 from rag.explore.topicmap import FORMAT as MAP_FORMAT
 from rag.explore.topicmap import read_cached_map
-from rag.index.shipped import StoredVectors, read_stored, text_hash
+from rag.index.shipped import read_stored, text_hash
 from rag.settings import Settings, get_settings
 from rag.types import Paper
 from tests.helpers import make_settings
@@ -95,7 +95,9 @@ BAD_CONTENT = {
     "wrong width": lambda: npz(MINILM_KEY, HASHES, unit_rows(40, width=128)),
     "fewer vectors than hashes": lambda: npz(MINILM_KEY, HASHES, unit_rows(39)),
     "float32 vectors": lambda: npz(MINILM_KEY, HASHES, unit_rows(40).astype(np.float32)),
-    "hashes not hex": lambda: npz(MINILM_KEY, np.array([b"z" * 32] * 40, dtype="S32"), unit_rows(40)),
+    "hashes not hex": lambda: npz(
+        MINILM_KEY, np.array([b"z" * 32] * 40, dtype="S32"), unit_rows(40)
+    ),
     "hashes repeated": lambda: npz(MINILM_KEY, np.array([HASHES[0]] * 40), unit_rows(40)),
     "key not an object": lambda: npz([1, 2], HASHES, unit_rows(40)),
     "key nested too deeply": lambda: _raw_key("[" * 100_000),
@@ -265,7 +267,10 @@ BAD_PLANS: dict[str, Any] = {
 
 @pytest.mark.parametrize("name", list(BAD_PLANS))
 def test_a_malformed_chunk_plan_never_indexes_its_spans(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embeddings: Any, name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    embeddings: Any,
+    name: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     write_plan(tmp_path, monkeypatch, plan_bytes(SETTINGS, BAD_PLANS[name]))
@@ -281,7 +286,10 @@ def test_a_malformed_chunk_plan_never_indexes_its_spans(
     ids=["empty", "not gzip", "nested", "not UTF-8", "truncated"],
 )
 def test_an_unreadable_chunk_plan_is_one_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embeddings: Any, data: bytes,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    embeddings: Any,
+    data: bytes,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     write_plan(tmp_path, monkeypatch, data)
@@ -345,8 +353,17 @@ def map_file(topic: Any = 0, x: Any = 0.5, topics: int = 2) -> dict[str, Any]:
         {**map_file(), "topics": [{"id": 5, "label": "x", "size": 1}] * 2},
         {**map_file(), "papers": "all"},
     ],
-    ids=["past the list", "negative", "a string", "a float", "NaN", "inf", "no topics",
-         "ids not 0..n", "papers not a list"],
+    ids=[
+        "past the list",
+        "negative",
+        "a string",
+        "a float",
+        "NaN",
+        "inf",
+        "no topics",
+        "ids not 0..n",
+        "papers not a list",
+    ],
 )
 def test_a_cached_map_with_a_bad_topic_is_recomputed(tmp_path: Path, data: Any) -> None:
     path = tmp_path / "topicmap.json"
@@ -494,8 +511,14 @@ def test_a_corrupt_names_cache_is_rebuilt(
     index = _open(named_index, embeddings)
     generation = index.keyword_index().generation
     path = index.keyword_cache.directory / "names.json"
-    body = value if value.startswith("[") else (
-        json.dumps({"generation": generation, "version": NAMES_VERSION, "value": json.loads(value)})
+    body = (
+        value
+        if value.startswith("[")
+        else (
+            json.dumps(
+                {"generation": generation, "version": NAMES_VERSION, "value": json.loads(value)}
+            )
+        )
     )
     path.write_text(body)
     match = PaperNames(_open(named_index, embeddings)).named("What is FlexPrefill?")

@@ -110,7 +110,9 @@ def feedback_line(record: dict[str, Any]) -> str:
     if len(line) > MAX_LINE_BYTES:
         shorter = record | {
             "answer": _cut(record.get("answer"), 500),
-            "citations": [c | {"quote": _cut(c.get("quote"), 100)} for c in record.get("citations", [])],
+            "citations": [
+                c | {"quote": _cut(c.get("quote"), 100)} for c in record.get("citations", [])
+            ],
         }
         line = json.dumps(shorter, ensure_ascii=True, separators=(",", ":")) + "\n"
     if len(line) > MAX_LINE_BYTES:

@@ -122,7 +122,14 @@ def read_npz(
                 arrays[name] = _array(raw, f"{path}: {name!r}")
     except SideFileError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as e:
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        ValueError,
+        NotImplementedError,
+    ) as e:
         raise SideFileError(f"{path}: not a readable .npz file ({type(e).__name__})") from None
     return arrays
 

@@ -125,7 +125,9 @@ class TopicMap:
         if [t.id for t in topic_list] != list(range(len(topic_list))):
             raise SideFileError("not a topic map: topics not numbered 0, 1, 2, ...")
         if len(ids) and (ids.min() < 0 or ids.max() >= len(topic_list)):
-            raise SideFileError(f"not a topic map: a paper in a topic outside 0..{len(topic_list) - 1}")
+            raise SideFileError(
+                f"not a topic map: a paper in a topic outside 0..{len(topic_list) - 1}"
+            )
         if not np.isfinite(xy).all() or len(set(paper_ids)) != len(paper_ids):
             raise SideFileError("not a topic map: a point that is not finite, or a paper twice")
         return cls(paper_ids, xy, ids, topic_list, generation, method, seconds)

@@ -167,7 +167,9 @@ class KeywordIndex:
             for path in [directory / "meta.json", *sorted((directory / "bm25").glob("*"))]:
                 info = path.lstat()
                 if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES:
-                    raise SideFileError(f"{path}: not a regular file of at most {MAX_CACHE_BYTES:,} bytes")
+                    raise SideFileError(
+                        f"{path}: not a regular file of at most {MAX_CACHE_BYTES:,} bytes"
+                    )
             meta = read_json(directory / "meta.json", MAX_CACHE_BYTES)
             if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 return None
@@ -201,9 +203,11 @@ class KeywordIndex:
             isinstance(ids, list)
             and isinstance(papers, list)
             and len(ids) == len(papers)
-            and all(isinstance(c, str) and isinstance(p, str) for c, p in zip(ids, papers))
+            and all(
+                isinstance(c, str) and isinstance(p, str) for c, p in zip(ids, papers, strict=True)
+            )
             and len(set(ids)) == len(ids)
-            and all(c.rpartition("::")[0] == p for c, p in zip(ids, papers))
+            and all(c.rpartition("::")[0] == p for c, p in zip(ids, papers, strict=True))
             and isinstance(self.generation, str)
             and isinstance(self.term_counts, dict)
             and all(type(v) is int for v in self.term_counts.values())

@@ -101,8 +101,10 @@ class KeywordCache:
                 if loaded is not None and loaded.generation == generation and not fits(loaded):
                     from rag.common.side_files import warn
 
-                    warn(f"the keyword index in {self.directory} does not match the store; "
-                         "it is rebuilt")
+                    warn(
+                        f"the keyword index in {self.directory} does not match the store; "
+                        "it is rebuilt"
+                    )
                     loaded = None
                 if loaded is None or loaded.generation != generation:
                     loaded = self._rebuild(rebuild, build)

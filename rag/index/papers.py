@@ -264,11 +264,11 @@ class PaperIndex:
             return False
         rows = random.sample(range(len(ids)), min(sample, len(ids)))
         got = self._read(
-            lambda: self.chunks.get(
-                ids=[ids[i] for i in rows], include=["documents", "metadatas"]
-            )
+            lambda: self.chunks.get(ids=[ids[i] for i in rows], include=["documents", "metadatas"])
         )
-        found = dict(zip(got["ids"], zip(got["documents"], got["metadatas"], strict=True), strict=True))
+        found = dict(
+            zip(got["ids"], zip(got["documents"], got["metadatas"], strict=True), strict=True)
+        )
         if len(found) != len(rows):
             return False
         papers = self.get_papers(sorted({str(meta["paper_id"]) for _, meta in found.values()}))

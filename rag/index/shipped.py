@@ -152,9 +152,7 @@ def checked_vectors(path: Path, arrays: dict[str, np.ndarray]) -> StoredVectors:
     if vectors.dtype != np.float16 or vectors.ndim != 2 or vectors.shape[0] != n:
         raise SideFileError(f"{path}: not {n} rows of float16 vectors")
     if vectors.shape[1] != (width or vectors.shape[1]) or vectors.shape[1] == 0:
-        raise SideFileError(
-            f"{path}: vectors of width {vectors.shape[1]}, the model's are {width}"
-        )
+        raise SideFileError(f"{path}: vectors of width {vectors.shape[1]}, the model's are {width}")
     as32 = vectors.astype(np.float32)
     if not np.isfinite(as32).all():
         raise SideFileError(f"{path}: vectors with NaN or infinite values")

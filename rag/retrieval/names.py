@@ -329,16 +329,21 @@ class PaperNames:
             return match
         papers = self.index.get_papers(list(match.paper_ids))
         if all(
-            pid in papers and _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
+            pid in papers
+            and _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
             for pid in match.paper_ids
         ):
             self._checked.add(match.name)
             return match
         from rag.common.side_files import warn
 
-        warn(f"the saved name index names papers whose titles do not define {match.name!r}; "
-             "it is rebuilt")
-        built = NameIndex.build(self.index.all_papers(), (keyword or self.index.keyword_index()).term_counts)
+        warn(
+            f"the saved name index names papers whose titles do not define {match.name!r}; "
+            "it is rebuilt"
+        )
+        built = NameIndex.build(
+            self.index.all_papers(), (keyword or self.index.keyword_index()).term_counts
+        )
         generation = self._built[0] if self._built else ""
         self._built = (generation, built)
         self.index.keyword_cache.save_extra(
