@@ -228,7 +228,7 @@ def test_every_field_of_a_note_is_bounded(tmp_path: Path) -> None:
 
 
 def test_a_fetch_stops_at_its_byte_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(openreview, "MAX_FETCH_BYTES", 400_000, raising=False)
+    monkeypatch.setattr("rag.corpus.fetch_files.MAX_FETCH_BYTES", 400_000)
     monkeypatch.setattr(openreview, "MAX_NOTES", 400)
 
     def endless(handler: Any, query: dict[str, str]) -> bool:

@@ -28,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from rag.errors import RagError
 
-class SideFileError(ValueError):
+
+class SideFileError(RagError, ValueError):
     """A side file that cannot be used; the message says why (one line)."""
 
 

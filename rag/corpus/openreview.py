@@ -6,7 +6,8 @@ Accepted papers are the notes whose `content.venueid` is the venue id; `--all-de
 for every note of the venue's submission invitation instead (rejected and withdrawn included).
 Pages are written to `OUT.part` as they arrive, and `OUT.progress.json` records how far the
 fetch got, so re-running the same command after a dropped connection resumes there; `OUT`
-itself appears only when the fetch is complete (an atomic rename).
+itself appears only when the fetch is complete (an atomic rename); those files, never written
+through a link, are rag.corpus.fetch_files'. Every field of a note has a bound (MAX_*_CHARS).
 
 A small HTTP client rather than openreview-py: its `get_all_notes` returns the whole venue at
 the end (no progress to record or resume from) and retries neither 429 nor Retry-After.
@@ -18,18 +19,26 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import httpx
 
 from rag.common import retry
-from rag.common.atomic import UnsafeWriteError, atomic_write, check_target, create_new, open_own
-from rag.common.side_files import SideFileError, parse_json, read_json
+from rag.common.side_files import SideFileError, parse_json
+from rag.corpus import fetch_files
 from rag.corpus.bounded_http import BoundedTransport
+from rag.corpus.fetch_files import (
+    check_writable,
+    own_part,
+    part_path,
+    progress_path,
+    refuse_special,
+    resume_state,
+    write_json,
+)
 from rag.corpus.loaders import MAX_ABSTRACT_CHARS, cap_abstract
 from rag.errors import FetchError
 from rag.types import TIERS
@@ -40,16 +49,14 @@ PAGE_SIZE = 1000  # the API's maximum
 # Bounds against a server that never ends: ICLR 2025 had about 11,700 submissions; a page of
 # 1,000 notes is 3-5 MB of JSON. Abstracts are cut to MAX_ABSTRACT_CHARS (rag.corpus.loaders).
 MAX_NOTES = 200_000  # the offset past which a fetch stops
-# What one fetch writes at most (ICLR 2025's 11,700 submissions: about 40 MB), and each field's
-# bound: a note's longer lists and texts are cut, and counted (`FetchReport.capped`).
-MAX_FETCH_BYTES = 1 << 30
+# Each field's bound: a note's longer lists and texts are cut, and counted
+# (`FetchReport.capped`); what a fetch writes is bounded by fetch_files.MAX_FETCH_BYTES.
 MAX_TITLE_CHARS = 1_000
 MAX_AUTHORS, MAX_AUTHOR_CHARS = 100, 200
 MAX_KEYWORDS, MAX_KEYWORD_CHARS = 30, 100
 MAX_TLDR_CHARS = 1_000
 MAX_FIELD_CHARS = 200  # venue, venue id, primary area, licence
 MAX_ID_CHARS = 100
-MAX_PROGRESS_BYTES = 1 << 16
 PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
@@ -99,9 +106,9 @@ def fetch_venue(
         if all_decisions
         else {"content.venueid": venue_id}
     )
-    state_path, part = progress_path(out), out.with_name(out.name + ".part")
-    _check_writable(out)
-    state, seen = _resume_state(state_path, part, {"api_url": api_url, "query": query})
+    state_path, part = progress_path(out), part_path(out)
+    check_writable(out)
+    state, seen = resume_state(state_path, part, {"api_url": api_url, "query": query})
     report = FetchReport(out=out, resumed_from=state["offset"])
     report.skipped, report.excluded = state["skipped"], state["excluded"]
     started = time.perf_counter()
@@ -143,21 +150,21 @@ def fetch_venue(
                 elif record["id"] not in seen:
                     seen.add(record["id"])
                     lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-            with _own(out, part, append=True) as f:
+            with own_part(out, part, append=True) as f:
                 f.write("".join(lines).encode("utf-8"))
                 f.flush()
                 os.fsync(f.fileno())
                 state["bytes"] = os.fstat(f.fileno()).st_size
             state["offset"] += len(notes)
             state["skipped"], state["excluded"] = report.skipped, report.excluded
-            _write_json(state_path, state)
+            write_json(state_path, state)
             if progress:
                 progress(len(notes), int(state.get("count") or state["offset"]))
             if state.get("count") is not None and state["offset"] >= state["count"]:
                 break
-            if state["bytes"] >= MAX_FETCH_BYTES:
+            if state["bytes"] >= fetch_files.MAX_FETCH_BYTES:
                 report.stopped = (
-                    f"more than {MAX_FETCH_BYTES:,} bytes written (the server says "
+                    f"more than {fetch_files.MAX_FETCH_BYTES:,} bytes written (the server says "
                     f"{state.get('count')} notes); stopped there"
                 )
                 break
@@ -175,7 +182,7 @@ def fetch_venue(
             f"{api_url}: no {what} for venue {venue_id!r} "
             "(check the id, e.g. ICLR.cc/2025/Conference)"
         )
-    _refuse_special(out, out)  # nothing but a regular file is replaced, never a link
+    refuse_special(out, out)  # nothing but a regular file is replaced, never a link
     os.replace(part, out)
     state_path.unlink(missing_ok=True)
     report.written = len(seen)
@@ -190,10 +197,6 @@ _HEADERS = {
 }
 
 
-def progress_path(out: Path) -> Path:
-    return out.with_name(out.name + ".progress.json")
-
-
 def check_venue_id(venue_id: str) -> None:
     if not _VENUE_ID.match(venue_id or ""):
         raise FetchError(f"venue id {venue_id!r}: expected a group id like ICLR.cc/2025/Conference")
@@ -204,99 +207,6 @@ def check_api_url(api_url: str) -> str:
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise FetchError(f"--api-url {api_url!r}: expected http(s)://HOST[:PORT]")
     return str(api_url).rstrip("/")
-
-
-def _check_writable(out: Path) -> None:
-    """Refuse an `out` the fetch cannot write or must not replace, before the first request.
-
-    `out` itself is never created or unlinked here: it appears only at the end, by renaming
-    `OUT.part` over it, so it must be absent or a regular file, not a symlink (to anything:
-    `/proc/self/fd/1` resolves to the caller's redirect), and not under /dev, /proc or /sys
-    (`--out /dev/stdout` would replace the system's). The side files the fetch writes,
-    replaces and unlinks (`.part`, `.progress.json`) must be absent or regular too; a `.part`
-    with another name (a hard link) is replaced, never written into (rag.common.atomic).
-    """
-    if out.is_dir() and not out.is_symlink():
-        raise FetchError(f"--out {out}: is a folder; give a file name, e.g. {out}/papers.jsonl")
-    _refuse_special(out, out)
-    if not out.parent.is_dir():
-        raise FetchError(f"--out {out}: folder {out.parent} does not exist")
-    for side in (out.with_name(out.name + ".part"), progress_path(out)):
-        _refuse_special(out, side)
-    # Mode bits, not only open(): root may write anything, but a read-only mark is a request.
-    for path, what in ((out, "file"), (out.parent, "folder")):
-        if path.exists() and not path.stat().st_mode & 0o200:
-            raise FetchError(f"--out {out}: the {what} {path} is read-only")
-    probe = out.with_name(f".{out.name}.{os.getpid()}.probe")
-    try:
-        if out.exists():
-            os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK))
-        os.close(create_new(probe))
-        probe.unlink()
-    except OSError as e:
-        raise FetchError(f"--out {out}: cannot write in {out.parent}: {e.strerror}") from None
-
-
-def _refuse_special(out: Path, path: Path) -> None:
-    """A `path` that exists must be a regular file, not a link; none under /dev or /proc."""
-    try:
-        check_target(path, "--out" if path == out else f"--out {out}: {path}")
-    except UnsafeWriteError as e:
-        raise FetchError(str(e).replace("--out: ", f"--out {out}: ", 1)) from None
-
-
-@contextmanager
-def _own(out: Path, part: Path, append: bool = False) -> Iterator[BinaryIO]:
-    """`OUT.part`, opened only while it is the fetch's own regular file (rag.common.atomic)."""
-    try:
-        with open_own(part, append=append) as f:
-            yield f
-    except UnsafeWriteError as e:
-        raise FetchError(f"--out {out}: {e}; re-run the same command to start over") from None
-
-
-def _resume_state(
-    state_path: Path, part: Path, query: dict[str, Any]
-) -> tuple[dict[str, Any], set[str]]:
-    """The recorded progress of this same query and the ids written so far, else a fresh start.
-
-    The progress file is untrusted too: a `bytes` past the end of `.part` (which would make a
-    sparse file of that size) or past MAX_FETCH_BYTES, a `.part` that is not the fetch's own
-    file (a hard link is never truncated), or a line that is not a record start over.
-    """
-    fresh = {**query, "offset": 0, "bytes": 0, "count": None, "skipped": 0, "excluded": 0}
-    try:
-        state = read_json(state_path, MAX_PROGRESS_BYTES)
-        numbers = ("offset", "bytes", "skipped", "excluded")
-        if (
-            isinstance(state, dict)
-            and all(state.get(k) == v for k, v in query.items())
-            and all(type(state.get(k)) is int and state[k] >= 0 for k in numbers)
-            and (state.get("count") is None or type(state.get("count")) is int)
-            and state["bytes"] <= MAX_FETCH_BYTES
-        ):
-            with open_own(part) as f:
-                if os.fstat(f.fileno()).st_size < state["bytes"]:
-                    raise SideFileError("the progress file says more than .part holds")
-                # A line half-written when the process died is cut off; its page comes again.
-                f.truncate(state["bytes"])
-                f.seek(0)
-                seen = set()
-                for line in f:
-                    if line.strip():
-                        record = parse_json(line)
-                        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                            raise SideFileError("a line of .part that is not a paper")
-                        seen.add(record["id"])
-            return {**fresh, **state}, seen
-    except (OSError, SideFileError):
-        pass
-    atomic_write(part, b"")  # a new file of our own, in place of whatever was there
-    return fresh, set()
-
-
-def _write_json(path: Path, value: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps(value))
 
 
 class _Retryable(Exception):
