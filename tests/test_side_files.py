@@ -561,3 +561,27 @@ def test_a_damaged_onnx_cache_is_exported_again(
     again = LocalEmbeddings().embed_query("sparse attention")
     assert float(np.dot(reference, again)) > 0.999
     assert "exported again" in capsys.readouterr().err
+
+
+# A damaged Chroma database (L4) ------------------------------------------------------------
+
+
+@pytest.mark.slow  # a real ingest of a seed file
+def test_a_damaged_chroma_database_is_one_line_and_rebuild_is_the_way_out(
+    seed_copy: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rag.cli.main import main
+    from rag.settings import SEED_FILES
+
+    index_dir = seed_copy.store.index_dir
+    (index_dir / "chroma" / "chroma.sqlite3").write_bytes(bytes(range(256)) * 400)
+    argv = ["--index", str(index_dir)]
+    assert main(["stats", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "rag ingest --rebuild" in err[0], err
+    assert main(["ingest", str(SEED_FILES[0]), "--rebuild", *argv]) == 0
+    err = capsys.readouterr().err
+    assert "could not be opened; it was moved to" in err and "Traceback" not in err
+    assert main(["stats", "--json", *argv]) == 0
+    assert json.loads(capsys.readouterr().out)["papers"] > 0
+    assert [p.name.startswith("chroma.damaged-") for p in index_dir.glob("chroma.*")] == [True]

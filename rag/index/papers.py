@@ -24,6 +24,7 @@ from rag.index.lock import ingest_lock, lock_path
 from rag.index.store import (
     HNSW,
     describe_store,
+    forget_system,
     is_not_found,
     make_client,
     reopen_client,
@@ -105,6 +106,28 @@ class PaperIndex:
         # collide, so it happens under the ingest lock.
         with ingest_lock(settings):
             return cls(make_client(settings, create=True), settings, embeddings)
+
+    @classmethod
+    def open_for_rebuild(cls, settings: Settings, embeddings: Embeddings) -> PaperIndex:
+        """`open(create=True)` for `rag ingest --rebuild`: an embedded store that cannot be
+        opened at all (a damaged database) is moved aside, kept, and a new one is made, so the
+        command the error names is the way out."""
+        try:
+            return cls.open(settings, embeddings, create=True)
+        except StoreError:
+            if settings.store.mode != "embedded":
+                raise
+            folder = settings.store.index_dir / "chroma"
+            if not (folder / "chroma.sqlite3").exists():
+                raise
+        from rag.common.side_files import warn
+
+        with ingest_lock(settings):
+            aside = folder.with_name(f"chroma.damaged-{uuid.uuid4().hex[:8]}")
+            folder.rename(aside)
+            forget_system(str(folder))  # the failed open is cached per folder
+        warn(f"the index in {folder} could not be opened; it was moved to {aside}")
+        return cls.open(settings, embeddings, create=True)
 
     def _collection(self, name: str) -> Any:
         """An existing collection; a missing one means there is no index."""
