@@ -585,3 +585,38 @@ def test_a_damaged_chroma_database_is_one_line_and_rebuild_is_the_way_out(
     assert main(["stats", "--json", *argv]) == 0
     assert json.loads(capsys.readouterr().out)["papers"] > 0
     assert [p.name.startswith("chroma.damaged-") for p in index_dir.glob("chroma.*")] == [True]
+
+
+# The build record and the SHA-256 memo (L4) --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        json.dumps({"pid": -1, "done": 1, "total": 2, "started": 0, "updated": 1}),
+        json.dumps({"pid": 0, "done": 1, "total": 2, "started": 0, "updated": 1}),
+        json.dumps({"pid": "1", "done": 1, "total": 2, "started": 0, "updated": 1}),
+        json.dumps({"pid": 1, "done": [1], "total": 2, "started": 0, "updated": 1}),
+    ],
+    ids=["nested", "pid -1", "pid 0", "pid a string", "done a list"],
+)
+def test_a_tampered_build_record_is_no_build(tmp_path: Path, text: str) -> None:
+    from rag.index.build_status import read_build_status, status_path
+
+    settings = make_settings(tmp_path / "index")
+    status_path(settings).write_text(text)
+    assert read_build_status(settings) is None
+
+
+def test_a_nested_sha256_memo_is_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag.models.minilm import file_sha256
+
+    monkeypatch.setenv("RAG_MODEL_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "sha256.json").write_text("[" * 100_000)
+    target = tmp_path / "weights.bin"
+    target.write_bytes(b"weights")
+    assert file_sha256(target) == hashlib.sha256(b"weights").hexdigest()

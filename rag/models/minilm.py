@@ -74,11 +74,13 @@ def file_sha256(path: Path) -> str:
     info = path.stat()
     stamp = f"{path.resolve()}|{info.st_ino}|{info.st_size}|{info.st_mtime_ns}|{info.st_ctime_ns}"
     memo = model_cache_dir() / "sha256.json"
+    from rag.common.side_files import SideFileError, read_json
+
     try:
-        known = json.loads(memo.read_text(encoding="utf-8"))
+        known = read_json(memo, 1 << 20) if memo.exists() else {}
         if not isinstance(known, dict):
             known = {}
-    except (OSError, ValueError):
+    except SideFileError:
         known = {}
     if isinstance(known.get(stamp), str):
         return str(known[stamp])
