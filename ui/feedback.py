@@ -8,7 +8,9 @@ The log is append-only: a changed rating is a new line for the same session and 
 U+2028 in a question cannot split a line for a reader that splits on it. Each session may write
 `RATE_LIMIT` lines per `RATE_WINDOW` seconds, the whole process `PROCESS_RATE_LIMIT` (a client
 opening new sessions gets no more), and the file stops growing at `MAX_LOG_BYTES`, whichever
-processes write it; more is refused, not queued.
+processes write it; more is refused, not queued. A line is at most `MAX_LINE_BYTES` (each field
+cut to its bound), appended only to a regular file of ours, never through a link
+(rag.common.atomic).
 """
 
 from __future__ import annotations
