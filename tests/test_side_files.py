@@ -620,3 +620,27 @@ def test_a_nested_sha256_memo_is_hashed_again(
     target = tmp_path / "weights.bin"
     target.write_bytes(b"weights")
     assert file_sha256(target) == hashlib.sha256(b"weights").hexdigest()
+
+
+def test_a_first_ingest_with_a_truncated_shipped_file_embeds_instead(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    embeddings: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The reported first `make run`: a BadZipFile traceback; now one warning, all embedded."""
+    from rag.index.ingest import build_index
+
+    shipped_dir = tmp_path / "shipped"
+    shipped_dir.mkdir()
+    path = shipped_dir / "vectors-minilm-onnx-int8.npz"
+    path.write_bytes(shipped.chunk_file("onnx-int8").read_bytes()[:100_000])
+    record_sums(shipped_dir)
+    monkeypatch.setattr(shipped, "chunk_file", lambda backend: path)
+    corpus = tmp_path / "named.jsonl"
+    corpus.write_text("".join(json.dumps(p.__dict__ | {"extra": None}) + "\n" for p in NAMED))
+    settings = make_settings(tmp_path / "index", embedding={"multilingual": False})
+    report = build_index(settings, [corpus], embeddings=embeddings)
+    assert report.added == 3 and report.stored_chunks == 0 and report.embedded_chunks >= 3
+    err = capsys.readouterr().err
+    assert err.count("warning: ") == 1 and "computed instead" in err and "Traceback" not in err
