@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     updated = with_table(text, table)
     if updated != text:
-        args.doc.write_text(updated, encoding="utf-8")
+        from rag.common.atomic import atomic_write
+
+        atomic_write(args.doc, updated)
     return 0
 
 

@@ -145,16 +145,16 @@ def test_an_index_in_a_read_only_folder_is_one_line_naming_the_folder(
     folder = tmp_path / "ro"
     folder.mkdir()
 
-    def refusing(write: Any) -> Any:
-        def read_only(self: Path, *args: Any, **kwargs: Any) -> int:
-            if self.parent == folder:
-                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
-            return write(self, *args, **kwargs)
+    import rag.common.atomic as atomic
 
-        return read_only
+    create_new = atomic.create_new
 
-    monkeypatch.setattr(Path, "write_text", refusing(Path.write_text))
-    monkeypatch.setattr(Path, "write_bytes", refusing(Path.write_bytes))
+    def read_only(path: Path, mode: int = 0o666) -> int:  # every file is made here
+        if Path(path).parent == folder:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return create_new(path, mode)
+
+    monkeypatch.setattr(atomic, "create_new", read_only)
     index = folder / "idx"
     assert main(["ingest", str(SEED_FILES[0]), "--index", str(index)]) == 2
     line = one_error_line(capsys)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rag.common.side_files import has_surrogates
 from rag.corpus.loaders import read_text
 from rag.errors import UsageError
 from rag.settings import Settings
@@ -50,6 +51,10 @@ def read_conversations(path: Path) -> list[list[str]]:
             value = json.loads(line)
         except json.JSONDecodeError as e:
             raise UsageError(f"{path}, line {number}: not JSON ({e.msg})") from None
+        except RecursionError:
+            raise UsageError(f"{path}, line {number}: JSON nested too deeply") from None
+        if has_surrogates(value):  # "\ud800": JSON allows it, no UTF-8 output can carry it
+            raise UsageError(f"{path}, line {number}: a lone surrogate escape (\\ud800-\\udfff)")
         if (
             not isinstance(value, list)
             or not value

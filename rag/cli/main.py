@@ -383,6 +383,8 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
             say(f"skipped {report.skipped} malformed notes: " + "; ".join(report.problems[:5]))
         if report.truncated:
             say(f"cut {report.truncated} abstracts to {MAX_ABSTRACT_CHARS:,} characters")
+        if report.capped:
+            say(f"cut long fields (authors, keywords, TL;DR...) of {report.capped} papers")
     if report.stopped:  # a server that would never end: what was fetched is kept
         print(f"warning: {terminal_text(report.stopped)}", file=sys.stderr)
     if args.ingest:

@@ -4,6 +4,10 @@
                                       # topicmap.json.gz
     rag vectors map                   # only the map, from the shipped vectors
     rag vectors chunks                # only the chunk boundaries (seconds: no model runs)
+    rag vectors sums                  # only data/iclr2025/SHA256SUMS, for the files as they are
+
+Each action ends by writing data/iclr2025/SHA256SUMS, the SHA-256 of every shipped file, which
+an ingest checks before using one (rag/index/shipped_manifest.py).
 
 Run it after changing the bundled corpus, the model, the default backend or the chunking (the
 test tests/test_shipped_vectors.py says when): it ingests the bundled corpus on this machine
@@ -29,9 +33,10 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     vectors.add_argument(
         "action",
-        choices=["build", "map", "chunks"],
+        choices=["build", "map", "chunks", "sums"],
         help="build: compute what the shipped vectors lack and write them all; map: only the "
-        "map, from the shipped vectors; chunks: only the chunk boundaries",
+        "map, from the shipped vectors; chunks: only the chunk boundaries; sums: only "
+        "SHA256SUMS, for the files as they are",
     )
     vectors.add_argument(
         "--recompute",
@@ -42,12 +47,22 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
+    from rag.index.shipped_manifest import write_sums
+
+    if args.action != "sums":
+        _write_files(args, settings)
+    print(f"  wrote {write_sums()}", file=sys.stderr)
+    return 0
+
+
+def _write_files(args: argparse.Namespace, settings: Settings) -> None:
     from rag.corpus.seeds import load_corpus
     from rag.index.chunking import token_counter
     from rag.index.ingest import build_index
     from rag.index.papers import PaperIndex
     from rag.index.shipped import MULTILINGUAL_FILE, chunk_file, chunk_key, multilingual_key
     from rag.index.shipped_chunks import PLAN_FILE, make_plan
+    from rag.index.shipped_manifest import write_sums
     from rag.models.minilm import LocalEmbeddings, load_tokenizer
 
     backend = settings.embedding.backend
@@ -61,14 +76,15 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
         )
     if args.action == "map":
         build_map(settings, LocalEmbeddings(backend=backend))
-        return 0
+        return
     papers = load_corpus([BUNDLED_CORPUS]).papers
     count = token_counter(load_tokenizer())
     plan = make_plan(settings, papers, count)
     plan.save()
+    write_sums()  # the build below reads the new plan, checked against its sum
     print(f"  wrote {PLAN_FILE} ({len(plan.spans)} papers)", file=sys.stderr)
     if args.action == "chunks":
-        return 0
+        return
     # Read back from an ingest rather than embedded here, so the shipped vectors are what an
     # ingest stores. It keeps the shipped vectors whose text matches (float32 vectors do not
     # depend on the batch they were embedded in, to 1e-7) and embeds the rest: after a corpus
@@ -101,13 +117,13 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
         titles, multilingual = _multilingual_vectors(index)
     _save(chunk_key(settings, vectors), texts, chunk_vectors, chunk_file(vectors))
     _save(multilingual_key(), titles, multilingual, MULTILINGUAL_FILE)
+    write_sums()  # build_map ingests from the new vectors, checked against their sums
     print(f"  {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
     started = time.perf_counter()
     print("building an index from them, and its topic map", file=sys.stderr)
     build_map(settings, encoder)
     print(f"  {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return 0
 
 
 def _chunk_vectors(index: Any) -> tuple[list[str], Any]:

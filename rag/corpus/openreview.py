@@ -6,7 +6,8 @@ Accepted papers are the notes whose `content.venueid` is the venue id; `--all-de
 for every note of the venue's submission invitation instead (rejected and withdrawn included).
 Pages are written to `OUT.part` as they arrive, and `OUT.progress.json` records how far the
 fetch got, so re-running the same command after a dropped connection resumes there; `OUT`
-itself appears only when the fetch is complete (an atomic rename).
+itself appears only when the fetch is complete (an atomic rename); those files, never written
+through a link, are rag.corpus.fetch_files'. Every field of a note has a bound (MAX_*_CHARS).
 
 A small HTTP client rather than openreview-py: its `get_all_notes` returns the whole venue at
 the end (no progress to record or resume from) and retries neither 429 nor Retry-After.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +27,18 @@ from typing import Any
 import httpx
 
 from rag.common import retry
-from rag.common.atomic import atomic_write
+from rag.common.side_files import SideFileError, parse_json
+from rag.corpus import fetch_files
 from rag.corpus.bounded_http import BoundedTransport
+from rag.corpus.fetch_files import (
+    check_writable,
+    own_part,
+    part_path,
+    progress_path,
+    refuse_special,
+    resume_state,
+    write_json,
+)
 from rag.corpus.loaders import MAX_ABSTRACT_CHARS, cap_abstract
 from rag.errors import FetchError
 from rag.types import TIERS
@@ -39,6 +49,14 @@ PAGE_SIZE = 1000  # the API's maximum
 # Bounds against a server that never ends: ICLR 2025 had about 11,700 submissions; a page of
 # 1,000 notes is 3-5 MB of JSON. Abstracts are cut to MAX_ABSTRACT_CHARS (rag.corpus.loaders).
 MAX_NOTES = 200_000  # the offset past which a fetch stops
+# Each field's bound: a note's longer lists and texts are cut, and counted
+# (`FetchReport.capped`); what a fetch writes is bounded by fetch_files.MAX_FETCH_BYTES.
+MAX_TITLE_CHARS = 1_000
+MAX_AUTHORS, MAX_AUTHOR_CHARS = 100, 200
+MAX_KEYWORDS, MAX_KEYWORD_CHARS = 30, 100
+MAX_TLDR_CHARS = 1_000
+MAX_FIELD_CHARS = 200  # venue, venue id, primary area, licence
+MAX_ID_CHARS = 100
 PAGE_DEADLINE = 300.0  # seconds for one whole reply (`timeout` is per read)
 RETRIES = 6
 MAX_WAIT = 60.0  # seconds: a longer Retry-After is capped
@@ -58,6 +76,7 @@ class FetchReport:
     resumed_from: int = 0
     seconds: float = 0.0
     truncated: int = 0  # abstracts cut to MAX_ABSTRACT_CHARS
+    capped: int = 0  # papers with another field cut to its bound (authors, keywords, TL;DR...)
     stopped: str = ""  # why the fetch stopped before the server said it was complete
     problems: list[str] = field(default_factory=list)
 
@@ -87,9 +106,9 @@ def fetch_venue(
         if all_decisions
         else {"content.venueid": venue_id}
     )
-    state_path, part = progress_path(out), out.with_name(out.name + ".part")
-    _check_writable(out)
-    state, seen = _resume_state(state_path, part, {"api_url": api_url, "query": query})
+    state_path, part = progress_path(out), part_path(out)
+    check_writable(out)
+    state, seen = resume_state(state_path, part, {"api_url": api_url, "query": query})
     report = FetchReport(out=out, resumed_from=state["offset"])
     report.skipped, report.excluded = state["skipped"], state["excluded"]
     started = time.perf_counter()
@@ -118,6 +137,8 @@ def fetch_venue(
             lines = []
             for note in notes:
                 record, problem = paper_from_note(note, venue_id, all_decisions)
+                if record is not None and record.pop("_capped", False):
+                    report.capped += 1
                 if record is not None and problem:  # kept, its abstract cut
                     report.truncated += 1
                     problem = ""
@@ -129,17 +150,23 @@ def fetch_venue(
                 elif record["id"] not in seen:
                     seen.add(record["id"])
                     lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-            with part.open("a", encoding="utf-8") as f:
-                f.writelines(lines)
+            with own_part(out, part, append=True) as f:
+                f.write("".join(lines).encode("utf-8"))
                 f.flush()
                 os.fsync(f.fileno())
+                state["bytes"] = os.fstat(f.fileno()).st_size
             state["offset"] += len(notes)
-            state["bytes"] = part.stat().st_size
             state["skipped"], state["excluded"] = report.skipped, report.excluded
-            _write_json(state_path, state)
+            write_json(state_path, state)
             if progress:
                 progress(len(notes), int(state.get("count") or state["offset"]))
             if state.get("count") is not None and state["offset"] >= state["count"]:
+                break
+            if state["bytes"] >= fetch_files.MAX_FETCH_BYTES:
+                report.stopped = (
+                    f"more than {fetch_files.MAX_FETCH_BYTES:,} bytes written (the server says "
+                    f"{state.get('count')} notes); stopped there"
+                )
                 break
             if state["offset"] >= MAX_NOTES:
                 report.stopped = (
@@ -155,7 +182,7 @@ def fetch_venue(
             f"{api_url}: no {what} for venue {venue_id!r} "
             "(check the id, e.g. ICLR.cc/2025/Conference)"
         )
-    _refuse_special(out, out, follow=True)  # nothing but a regular file is replaced
+    refuse_special(out, out)  # nothing but a regular file is replaced, never a link
     os.replace(part, out)
     state_path.unlink(missing_ok=True)
     report.written = len(seen)
@@ -170,10 +197,6 @@ _HEADERS = {
 }
 
 
-def progress_path(out: Path) -> Path:
-    return out.with_name(out.name + ".progress.json")
-
-
 def check_venue_id(venue_id: str) -> None:
     if not _VENUE_ID.match(venue_id or ""):
         raise FetchError(f"venue id {venue_id!r}: expected a group id like ICLR.cc/2025/Conference")
@@ -184,75 +207,6 @@ def check_api_url(api_url: str) -> str:
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise FetchError(f"--api-url {api_url!r}: expected http(s)://HOST[:PORT]")
     return str(api_url).rstrip("/")
-
-
-def _check_writable(out: Path) -> None:
-    """Refuse an `out` the fetch cannot write or must not replace, before the first request.
-
-    `out` itself is never created or unlinked here: it appears only at the end, by renaming
-    `OUT.part` over it, so it must be absent or a regular file (a device node, a FIFO or a
-    symlink to one would be replaced, or would block the probe). The side files the fetch
-    writes, replaces and unlinks (`.part`, `.progress.json`) must be absent or regular too.
-    """
-    if out.is_dir():
-        raise FetchError(f"--out {out}: is a folder; give a file name, e.g. {out}/papers.jsonl")
-    if not out.parent.is_dir():
-        raise FetchError(f"--out {out}: folder {out.parent} does not exist")
-    _refuse_special(out, out, follow=True)
-    state = progress_path(out)
-    for side in (out.with_name(out.name + ".part"), state, state.with_name(state.name + ".tmp")):
-        _refuse_special(out, side, follow=False)
-    # Mode bits, not only open(): root may write anything, but a read-only mark is a request.
-    for path, what in ((out, "file"), (out.parent, "folder")):
-        if path.exists() and not path.stat().st_mode & 0o200:
-            raise FetchError(f"--out {out}: the {what} {path} is read-only")
-    part = out.with_name(out.name + ".part")  # the fetch's own file: created here if absent
-    for path in (out, part) if out.exists() else (part,):
-        try:
-            with path.open("a"):
-                pass
-        except OSError as e:
-            raise FetchError(f"--out {out}: cannot write {path}: {e.strerror}") from None
-
-
-def _refuse_special(out: Path, path: Path, follow: bool) -> None:
-    """A `path` that exists must be a regular file (`follow`: a symlink to one will do)."""
-    if not os.path.lexists(path):
-        return
-    try:
-        mode = os.stat(path).st_mode if follow else os.lstat(path).st_mode
-    except OSError:  # a dangling symlink, or a target we may not see
-        mode = 0
-    if not stat.S_ISREG(mode):
-        what = "--out" if path == out else f"--out {out}:"
-        raise FetchError(
-            f"{what} {path} exists and is not a regular file (a device, pipe, socket or "
-            "symlink); give the name of a new or regular file"
-        )
-
-
-def _resume_state(
-    state_path: Path, part: Path, query: dict[str, Any]
-) -> tuple[dict[str, Any], set[str]]:
-    """The recorded progress of this same query and the ids written so far, else a fresh start."""
-    fresh = {**query, "offset": 0, "bytes": 0, "count": None, "skipped": 0, "excluded": 0}
-    try:
-        state = json.loads(state_path.read_text(encoding="utf-8"))
-        if isinstance(state, dict) and all(state.get(k) == v for k, v in query.items()):
-            # A line half-written when the process died is cut off; its page comes again.
-            with part.open("r+b") as f:
-                f.truncate(int(state["bytes"]))
-            with part.open(encoding="utf-8") as f:
-                seen = {json.loads(line)["id"] for line in f if line.strip()}
-            return {**fresh, **state}, seen
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    part.write_bytes(b"")
-    return fresh, set()
-
-
-def _write_json(path: Path, value: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps(value))
 
 
 class _Retryable(Exception):
@@ -282,8 +236,8 @@ def _get_notes(
             raise _Retryable(f"connection failed ({type(e).__name__})") from None
         if response.status_code == 200:
             try:
-                page = response.json()
-            except ValueError:
+                page = parse_json(response.content, where)
+            except SideFileError:  # not JSON, or nested too deeply
                 page = None
             if isinstance(page, dict) and isinstance(page.get("notes"), list):
                 return page
@@ -313,11 +267,11 @@ def _get_notes(
 
 def _message(response: httpx.Response) -> str:
     try:
-        body = response.json()
+        body = parse_json(response.content[:65536])
         text = body.get("message") or body.get("name") or response.reason_phrase
     except (ValueError, AttributeError):
         text = response.reason_phrase
-    return " ".join(str(text).split())[:200]
+    return " ".join(_clean(str(text))[:1000].split())[:200]
 
 
 def paper_from_note(
@@ -337,33 +291,59 @@ def paper_from_note(
         return None, "excluded"
     pid = note.get("forum") or note.get("id")
     title, abstract = value("title"), value("abstract")
-    if not isinstance(pid, str) or not pid:
+    if not isinstance(pid, str) or not pid.strip() or len(pid) > MAX_ID_CHARS:
         return None, f"note {_note_id(note)}: no id"
+    pid = _clean(pid)
     for key, text in (("title", title), ("abstract", abstract)):
         if not isinstance(text, str) or not text.strip():
             return None, f"note {pid}: no {key}"
-    abstract, cut = cap_abstract(" ".join(abstract.split()))
-    title = title[:MAX_ABSTRACT_CHARS]
-    venue = value("venue") if isinstance(value("venue"), str) else ""
+    abstract, cut = cap_abstract(" ".join(_clean(abstract).split()))
+    capped = Capped()
+    venue = capped.text(value("venue"), MAX_FIELD_CHARS)
     pdf = value("pdf")
     record: dict[str, Any] = {
         "id": pid,
-        "title": " ".join(title.split()),
+        "title": capped.text(title, MAX_TITLE_CHARS),
         "abstract": abstract,
-        "authors": _texts(value("authors")),
-        "keywords": _texts(value("keywords")),
+        "authors": capped.texts(value("authors"), MAX_AUTHORS, MAX_AUTHOR_CHARS),
+        "keywords": capped.texts(value("keywords"), MAX_KEYWORDS, MAX_KEYWORD_CHARS),
         "decision": decision(venue, venueid, venue_id),
         "url": f"{SITE}/forum?id={pid}",
-        "pdf": f"{SITE}{pdf}" if isinstance(pdf, str) and pdf.startswith("/") else "",
-        "tldr": _text(value("TLDR") or value("TL;DR")),
-        "primary_area": _text(value("primary_area")).replace("_", " "),
-        "license": _text(note.get("license")),
+        "pdf": f"{SITE}{_clean(pdf)}"
+        if isinstance(pdf, str) and pdf.startswith("/") and len(pdf) <= MAX_FIELD_CHARS
+        else "",
+        "tldr": capped.text(value("TLDR") or value("TL;DR"), MAX_TLDR_CHARS),
+        "primary_area": capped.text(value("primary_area"), MAX_FIELD_CHARS).replace("_", " "),
+        "license": capped.text(note.get("license"), MAX_FIELD_CHARS),
         "venue": venue,
-        "venueid": _text(venueid),
+        "venueid": capped.text(venueid, MAX_FIELD_CHARS),
         "authors_ordered": True,
         "source": f"openreview api v2: {venue_id}",
     }
+    if capped.count:
+        record["_capped"] = True
     return record, f"note {pid}: abstract cut to {MAX_ABSTRACT_CHARS:,} characters" if cut else ""
+
+
+class Capped:
+    """A note's texts and lists, each cut to its bound, counting the cuts."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def text(self, value: Any, limit: int) -> str:
+        text = _text(value[: limit * 4] if isinstance(value, str) else value)
+        if len(text) > limit:
+            self.count += 1
+            cut = text[:limit]
+            return cut.rsplit(" ", 1)[0] if " " in cut[limit // 2 :] else cut
+        return text
+
+    def texts(self, value: Any, items: int, limit: int) -> list[str]:
+        found = _texts(value, items + 1)
+        if len(found) > items:
+            self.count += 1
+        return [self.text(v, limit) for v in found[:items]]
 
 
 def decision(venue: str, venueid: Any, venue_id: str) -> str:
@@ -382,16 +362,31 @@ def decision(venue: str, venueid: Any, venue_id: str) -> str:
     return "Reject"
 
 
-def _texts(value: Any) -> list[str]:
+def _texts(value: Any, most: int) -> list[str]:
+    """The first `most` non-blank strings of a list (or comma-separated string)."""
     if isinstance(value, str):
-        value = [v for v in value.split(",")]
+        value = value.split(",", most * 4)
     if not isinstance(value, list):
         return []
-    return [" ".join(v.split()) for v in value if isinstance(v, str) and v.strip()]
+    found = []
+    for v in value:
+        if isinstance(v, str) and v.strip():
+            found.append(v)
+            if len(found) >= most:
+                break
+    return found
 
 
 def _text(value: Any) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
+    return " ".join(_clean(value).split()) if isinstance(value, str) else ""
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates ("\\ud800" in the JSON) as U+FFFD: no UTF-8 file can hold them."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _note_id(note: Any) -> str:

@@ -179,7 +179,9 @@ class TutorialPipeline:
             )
             return cls(store, {p.id: p for p in papers})
         pipeline = cls.build(papers, embeddings, directory)
-        marker.write_text(stamp)
+        from rag.common.atomic import atomic_write
+
+        atomic_write(marker, stamp)
         return pipeline
 
     def search(self, question: str, k: int = DEPTH, fetch_k: int = 50) -> list[tuple[str, float]]:

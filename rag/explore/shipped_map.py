@@ -38,16 +38,26 @@ def map_key(corpus: PaperVectors, method: str, seed: int, layout_weight: float) 
     return digest.hexdigest()
 
 
-def read_shipped_map(key: str, path: Path = MAP_FILE) -> TopicMap | None:
-    """The shipped map if it was made for `key`, else None."""
-    from rag.explore.topicmap import TopicMap
+MAX_MAP_BYTES = 64 << 20  # read and inflated (the bundled corpus's: 42 kB, 0.3 MB)
 
+
+def read_shipped_map(key: str, path: Path = MAP_FILE) -> TopicMap | None:
+    """The shipped map if it was made for `key`, else None (with a one-line warning when the
+    file is damaged: its SHA-256, its gzip or its content)."""
+    from rag.common.side_files import SideFileError, gunzip, parse_json, warn
+    from rag.explore.topicmap import TopicMap
+    from rag.index.shipped_manifest import read_shipped
+
+    if not path.exists():
+        return None
     try:
-        data = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
-        if data.get("key") != key:
+        data = parse_json(gunzip(read_shipped(path, MAX_MAP_BYTES), MAX_MAP_BYTES, path), path)
+        if not isinstance(data, dict) or data.get("key") != key:
             return None
         return TopicMap.from_file(data)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except SideFileError as e:
+        problem = str(e) if str(e).startswith(str(path)) else f"{path}: {e}"
+        warn(f"{problem}; the map is computed instead (`rag vectors map` rewrites it)")
         return None
 
 

@@ -101,21 +101,36 @@ class TopicMap:
         }
 
     @classmethod
-    def from_file(cls, data: dict[str, Any]) -> TopicMap:
-        papers = data["papers"]
-        terms = data.get("topic_terms") or [[] for _ in data["topics"]]
-        return cls(
-            paper_ids=[str(p["paper_id"]) for p in papers],
-            xy=np.array([[p["x"], p["y"]] for p in papers], dtype=np.float32).reshape(-1, 2),
-            topics=np.array([int(p["topic"]) for p in papers], dtype=np.int64),
-            topic_list=[
-                Topic(int(t["id"]), str(t["label"]), int(t["size"]), tuple(ts))
-                for t, ts in zip(data["topics"], terms, strict=True)
-            ],
-            generation=str(data.get("generation", "")),
-            method=str(data.get("method", "")),
-            seconds=float(data.get("seconds", 0.0)),
-        )
+    def from_file(cls, data: Any) -> TopicMap:
+        """The map a file holds (the cache, the shipped map); a SideFileError (a ValueError)
+        when it is not one: every topic id a paper has must name a topic of the list."""
+        from rag.common.side_files import SideFileError
+
+        try:
+            papers, topics = data["papers"], data["topics"]
+            terms = data.get("topic_terms") or [[] for _ in topics]
+            topic_list = [
+                Topic(int(t["id"]), str(t["label"]), int(t["size"]), tuple(map(str, ts)))
+                for t, ts in zip(topics, terms, strict=True)
+            ]
+            paper_ids = [str(p["paper_id"]) for p in papers]
+            xy = np.array([[p["x"], p["y"]] for p in papers], dtype=np.float32).reshape(-1, 2)
+            ids = np.array([p["topic"] for p in papers], dtype=np.int64)
+            if any(type(p["topic"]) is not int for p in papers):
+                raise ValueError("a topic id that is not an integer")
+            generation = str(data.get("generation", ""))
+            method, seconds = str(data.get("method", "")), float(data.get("seconds", 0.0))
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise SideFileError(f"not a topic map ({type(e).__name__}: {e})"[:200]) from None
+        if [t.id for t in topic_list] != list(range(len(topic_list))):
+            raise SideFileError("not a topic map: topics not numbered 0, 1, 2, ...")
+        if len(ids) and (ids.min() < 0 or ids.max() >= len(topic_list)):
+            raise SideFileError(
+                f"not a topic map: a paper in a topic outside 0..{len(topic_list) - 1}"
+            )
+        if not np.isfinite(xy).all() or len(set(paper_ids)) != len(paper_ids):
+            raise SideFileError("not a topic map: a point that is not finite, or a paper twice")
+        return cls(paper_ids, xy, ids, topic_list, generation, method, seconds)
 
 
 # Computing ----------------------------------------------------------------------------------
@@ -281,14 +296,23 @@ def map_path(settings: Settings) -> Path:
     return folder.with_name(folder.name.replace("keyword", "topicmap", 1) + ".json")
 
 
+MAX_MAP_BYTES = 256 << 20  # a cached map (2,123 papers: 0.3 MB)
+
+
 def read_cached_map(path: Path, generation: str) -> TopicMap | None:
-    """The cached map if it belongs to `generation` and can be read, else None."""
+    """The cached map if it belongs to `generation` and is a valid map, else None."""
+    from rag.common.side_files import SideFileError, read_json
+
+    if not path.exists():
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, MAX_MAP_BYTES)
+        if not isinstance(data, dict):
+            return None
         if data.get("format") != FORMAT or data.get("generation") != generation:
             return None
         return TopicMap.from_file(data)
-    except (OSError, ValueError, KeyError, TypeError):
+    except SideFileError:
         return None
 
 
@@ -311,11 +335,12 @@ def load_topic_map(
     generation = index.current_generation()
     path = map_path(index.settings)
     cached = read_cached_map(path, generation)
-    if cached is not None:
+    # A cache of another index (copied, or rewritten) holds another number of papers.
+    if cached is not None and len(cached) == index.stats()["papers"]:
         return cached
     with _compute_lock:
         cached = read_cached_map(path, generation)
-        if cached is not None:
+        if cached is not None and len(cached) == index.stats()["papers"]:
             return cached
         report = progress or (lambda stage, share: None)
         report("reading the paper vectors", 0.0)

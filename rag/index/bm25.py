@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import stat
 import sys
 import uuid
 from collections import Counter
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from rag.common.lexical import STOPWORDS, stemmer, term_parts, terms
 
@@ -39,6 +42,7 @@ else:
 
 # Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
 FORMAT = 3
+MAX_CACHE_BYTES = 1 << 30  # per file of a saved index (2,123 papers: about 2 MB in all)
 _STOPWORD_LIST = sorted(STOPWORDS)
 
 
@@ -101,8 +105,36 @@ class KeywordIndex:
             if s > 0
         ]
 
+    def documents_match(self, texts: dict[int, str]) -> bool:
+        """Whether document `i` of the matrix holds the terms of `texts[i]`, for each `i` given:
+        a cache whose ids were reordered, or whose vocabulary or matrix was rewritten, fails."""
+        if self.retriever is None:
+            return not texts
+        vocab = self.retriever.vocab_dict
+        scores = self.retriever.scores
+        indices, indptr = np.asarray(scores["indices"]), np.asarray(scores["indptr"])
+        rows = sorted(texts)
+        words = bm25s.tokenize(
+            [texts[i] for i in rows],
+            return_ids=False,
+            stopwords=_STOPWORD_LIST,
+            stemmer=stemmer(),
+            show_progress=False,
+        )
+        for row, tokens in zip(rows, words, strict=True):
+            if any(t not in vocab for t in tokens if t):
+                return False
+            want = {int(vocab[t]) for t in tokens if t}
+            at = np.nonzero(indices == row)[0]
+            have = set((np.searchsorted(indptr, at, side="right") - 1).tolist())
+            if want != have:
+                return False
+        return True
+
     def save(self, directory: Path) -> None:
         """Write to a temporary folder, then swap it in, so readers never see half an index."""
+        from rag.common.atomic import atomic_write
+
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex}")
         tmp.mkdir()
@@ -115,32 +147,86 @@ class KeywordIndex:
             "paper_ids": self.paper_ids,
             "term_counts": self.term_counts,
         }
-        (tmp / "meta.json").write_text(json.dumps(meta))
+        atomic_write(tmp / "meta.json", json.dumps(meta))
         old = directory.with_name(f".{directory.name}.old.{uuid.uuid4().hex}")
-        if directory.exists():
-            directory.rename(old)
+        if directory.is_symlink() or directory.exists():
+            directory.rename(old)  # a symlink is moved aside, never followed
         tmp.rename(directory)
         shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
     def load(cls, directory: Path) -> KeywordIndex | None:
-        """The saved index, or None when there is none, it cannot be read, or is of a format
-        this version does not write."""
+        """The saved index, or None when there is none, it cannot be read or is not what `save`
+        writes (every file a regular one of bounded size, ids consistent with the matrix), or is
+        of a format this version does not write."""
+        from rag.common.side_files import SideFileError, read_json
+
+        if not (directory / "meta.json").exists():
+            return None
         try:
-            meta = json.loads((directory / "meta.json").read_text())
-            if meta.get("format") != FORMAT:
+            for path in [directory / "meta.json", *sorted((directory / "bm25").glob("*"))]:
+                info = path.lstat()
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES:
+                    raise SideFileError(
+                        f"{path}: not a regular file of at most {MAX_CACHE_BYTES:,} bytes"
+                    )
+            meta = read_json(directory / "meta.json", MAX_CACHE_BYTES)
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 return None
             retriever = None
             if (directory / "bm25").exists():
                 retriever = bm25s.BM25.load(
                     str(directory / "bm25"), mmap=False, show_progress=False
                 )
-            return cls(
+            index = cls(
                 retriever,
                 meta["chunk_ids"],
                 meta["paper_ids"],
                 meta["generation"],
                 meta["term_counts"],
             )
-        except (OSError, ValueError, KeyError, AttributeError, TypeError):
+            index.check_shape()
+            return index
+        except Exception as e:  # any damage: rebuilt from the store
+            from rag.common.side_files import warn
+
+            warn(
+                f"the keyword index in {directory} cannot be used "
+                f"({' '.join(str(e).split())[:160] or type(e).__name__}); it is rebuilt"
+            )
             return None
+
+    def check_shape(self) -> None:
+        """A ValueError unless ids, terms and the matrix are of the shapes `build` makes."""
+        ids, papers = self.chunk_ids, self.paper_ids
+        if not (
+            isinstance(ids, list)
+            and isinstance(papers, list)
+            and len(ids) == len(papers)
+            and all(
+                isinstance(c, str) and isinstance(p, str) for c, p in zip(ids, papers, strict=True)
+            )
+            and len(set(ids)) == len(ids)
+            and all(c.rpartition("::")[0] == p for c, p in zip(ids, papers, strict=True))
+            and isinstance(self.generation, str)
+            and isinstance(self.term_counts, dict)
+            and all(type(v) is int for v in self.term_counts.values())
+        ):
+            raise ValueError("ids or term counts not as written")
+        if self.retriever is None:
+            if ids:
+                raise ValueError("no matrix for the chunks")
+            return
+        scores = self.retriever.scores
+        indices, indptr = np.asarray(scores["indices"]), np.asarray(scores["indptr"])
+        if (
+            scores.get("num_docs") != len(ids)
+            or indptr.ndim != 1
+            or len(indptr) != len(self.retriever.vocab_dict)
+            or indptr[0] != 0
+            or indptr[-1] != len(indices)
+            or (np.diff(indptr) < 0).any()
+            or (len(indices) and (indices.min() < 0 or indices.max() >= len(ids)))
+            or len(np.asarray(scores["data"])) != len(indices)
+        ):
+            raise ValueError("a matrix of another shape than its ids")

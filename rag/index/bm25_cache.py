@@ -8,10 +8,8 @@ or host shows up at its next search; an unchanged index is read back from disk, 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
-import uuid
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -55,9 +53,15 @@ class KeywordCache:
     def saved_extra(self, name: str, generation: str, version: int) -> Any:
         """What `save_extra` kept for `generation` (derived from the same index, such as the
         name index of rag.retrieval.names), or None when it is missing, stale or unreadable."""
+        from rag.common.side_files import SideFileError, read_json
+        from rag.index.bm25 import MAX_CACHE_BYTES
+
+        path = self.directory / f"{name}.json"
+        if not path.exists():
+            return None
         try:
-            data = json.loads((self.directory / f"{name}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(path, MAX_CACHE_BYTES)
+        except SideFileError:
             return None
         if not isinstance(data, dict):
             return None
@@ -68,15 +72,11 @@ class KeywordCache:
     def save_extra(self, name: str, generation: str, version: int, value: Any) -> None:
         """Keep `value` (JSON) beside the BM25 index; it goes when the index is rebuilt. Best
         effort: a folder swapped by another process's rebuild just means no cache."""
-        path = self.directory / f"{name}.json"
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+        from rag.common.atomic import atomic_write
+
         record = {"generation": generation, "version": version, "value": value}
-        try:
-            tmp.write_text(json.dumps(record), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            with suppress(OSError):  # a read-only folder refuses the unlink too
-                tmp.unlink(missing_ok=True)
+        with suppress(OSError):  # a read-only folder, a link planted in the cache's place
+            atomic_write(self.directory / f"{name}.json", json.dumps(record))
 
     def drop(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -87,15 +87,25 @@ class KeywordCache:
         generation: str,
         rebuild: Callable[[], KeywordIndex],
         build: Callable[[], KeywordIndex],
+        fits: Callable[[KeywordIndex], bool] = lambda index: True,
     ) -> KeywordIndex:
         """The index of `generation`: from memory, else from disk, else rebuilt.
 
         `rebuild` makes and saves a new index (under the ingest lock); when an ingest holds
         that lock, `build` makes one in memory only, so a search never waits for a writer.
+        `fits` checks a saved index against the store (a reordered or rewritten cache).
         """
         with self._lock:
             if self._index is None or self._index.generation != generation:
                 loaded = self.saved()
+                if loaded is not None and loaded.generation == generation and not fits(loaded):
+                    from rag.common.side_files import warn
+
+                    warn(
+                        f"the keyword index in {self.directory} does not match the store; "
+                        "it is rebuilt"
+                    )
+                    loaded = None
                 if loaded is None or loaded.generation != generation:
                     loaded = self._rebuild(rebuild, build)
                 self._index = loaded

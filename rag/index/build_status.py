@@ -57,9 +57,18 @@ def status_path(settings: Settings) -> Path:
 
 
 def read_build_status(settings: Settings) -> BuildStatus | None:
+    from rag.common.side_files import read_json
+
     try:
-        data = json.loads(status_path(settings).read_text(encoding="utf-8"))
+        data = read_json(status_path(settings), 1 << 16)  # bounded; nesting is a bad file
         fields = {k: data[k] for k in ("pid", "done", "total", "started", "updated")}
+        # A pid of 0 or -1 would ask about a process group or every process (kill(2)).
+        if not all(type(fields[k]) is int and fields[k] >= 0 for k in ("pid", "done", "total")):
+            return None
+        if fields["pid"] < 1 or not all(
+            type(fields[k]) in (int, float) for k in ("started", "updated")
+        ):
+            return None
         return BuildStatus(**fields, serving=data.get("serving") is True)
     except (OSError, ValueError, KeyError, TypeError):
         return None

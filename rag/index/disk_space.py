@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from types import TracebackType
 
+from rag.common.atomic import create_new
 from rag.errors import StoreError
 
 RESERVE_BYTES = 16 << 20
@@ -32,7 +33,10 @@ class SpaceReserve:
 
     def __enter__(self) -> SpaceReserve:
         try:
-            with self.path.open("wb") as f:
+            # A reserve left by a killed ingest, or a link planted in its place, is unlinked
+            # (never written through); the new one is created here (rag.common.atomic).
+            self.path.unlink(missing_ok=True)
+            with os.fdopen(create_new(self.path), "wb") as f:
                 os.posix_fallocate(f.fileno(), 0, self.size)
         except OSError as e:
             self.release()

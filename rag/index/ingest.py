@@ -98,7 +98,8 @@ def build_index(
             counted.update(zip(missing, counter[0](missing), strict=True))
         return [counted[t] for t in texts]
 
-    index = PaperIndex.open(settings, embeddings, create=True)
+    opened = PaperIndex.open_for_rebuild if rebuild else PaperIndex.open
+    index = opened(settings, embeddings, **({} if rebuild else {"create": True}))
     report = ingest_papers(
         index,
         papers,

@@ -8,6 +8,7 @@ papers into them is `rag.index.ingest`. Connecting lives in `rag.index.store`, t
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from rag.index.lock import ingest_lock, lock_path
 from rag.index.store import (
     HNSW,
     describe_store,
+    forget_system,
     is_not_found,
     make_client,
     reopen_client,
@@ -125,6 +127,28 @@ class PaperIndex:
         # collide, so it happens under the ingest lock.
         with ingest_lock(settings):
             return cls(make_client(settings, create=True), settings, embeddings)
+
+    @classmethod
+    def open_for_rebuild(cls, settings: Settings, embeddings: Embeddings) -> PaperIndex:
+        """`open(create=True)` for `rag ingest --rebuild`: an embedded store that cannot be
+        opened at all (a damaged database) is moved aside, kept, and a new one is made, so the
+        command the error names is the way out."""
+        try:
+            return cls.open(settings, embeddings, create=True)
+        except StoreError:
+            if settings.store.mode != "embedded":
+                raise
+            folder = settings.store.index_dir / "chroma"
+            if not (folder / "chroma.sqlite3").exists():
+                raise
+        from rag.common.side_files import warn
+
+        with ingest_lock(settings):
+            aside = folder.with_name(f"chroma.damaged-{uuid.uuid4().hex[:8]}")
+            folder.rename(aside)
+            forget_system(str(folder))  # the failed open is cached per folder
+        warn(f"the index in {folder} could not be opened; it was moved to {aside}")
+        return cls.open(settings, embeddings, create=True)
 
     def _collection(self, name: str) -> Any:
         """An existing collection; a missing one means there is no index."""
@@ -282,7 +306,34 @@ class PaperIndex:
             generation,
             rebuild=lambda: self.refresh_keyword_index(new_generation=False),
             build=lambda: self._build_keyword_index(self.manifest().generation),
+            fits=self._keyword_fits,
         )
+
+    def _keyword_fits(self, keyword: KeywordIndex, sample: int = 24) -> bool:
+        """Whether a saved BM25 index is this store's: as many chunks, and `sample` of them,
+        drawn at random, have the ids and the terms the store's texts give."""
+        ids = keyword.chunk_ids
+        if len(ids) != self._read(self.chunks.count):
+            return False
+        rows = random.sample(range(len(ids)), min(sample, len(ids)))
+        got = self._read(
+            lambda: self.chunks.get(ids=[ids[i] for i in rows], include=["documents", "metadatas"])
+        )
+        found = dict(
+            zip(got["ids"], zip(got["documents"], got["metadatas"], strict=True), strict=True)
+        )
+        if len(found) != len(rows):
+            return False
+        papers = self.get_papers(sorted({str(meta["paper_id"]) for _, meta in found.values()}))
+        texts = {}
+        for i in rows:
+            doc, meta = found[ids[i]]
+            paper = papers.get(str(meta["paper_id"]))
+            if paper is None or keyword.paper_ids[i] != paper.id:
+                return False
+            start, end = int(meta["start"]), int(meta["end"])
+            texts[i] = doc or f"{paper.title}\n{paper.abstract[start:end]}"
+        return keyword.documents_match(texts)
 
     def dense_search(
         self, vector: list[float], n: int, tiers: list[str] | None = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,14 +109,60 @@ class StoredVectors:
         atomic_write(path, buffer.getvalue())
 
 
+# Bounds of a shipped file (the bundled corpus's are 2-3 MB) and its vectors' widths by model.
+MAX_FILE_BYTES = 256 << 20
+WIDTHS = {"all-MiniLM-L6-v2": 384, "use-multilingual-v3": 512}
+_HEX = re.compile(rb"[0-9a-f]{32}")
+
+
 def read_stored(path: Path) -> StoredVectors | None:
-    """The file's vectors, or None when it is missing or unreadable."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            key = json.loads(str(data["key"]))
-            return StoredVectors(key, data["hashes"], data["vectors"])
-    except (OSError, ValueError, KeyError):
+    """The file's vectors, or None when it is missing, or (with a one-line warning) when it
+    does not match its SHA-256 in SHA256SUMS or is not a valid set of vectors: then every
+    vector is computed as if nothing were shipped."""
+    from rag.common.side_files import SideFileError, read_npz, warn
+    from rag.index.shipped_manifest import read_shipped
+
+    if not path.exists():
         return None
+    try:
+        data = read_shipped(path, MAX_FILE_BYTES)
+        arrays = read_npz(
+            path, {"key": 1 << 16, "hashes": MAX_FILE_BYTES, "vectors": MAX_FILE_BYTES}, data
+        )
+        return checked_vectors(path, arrays)
+    except SideFileError as e:
+        warn(f"{e}; its vectors are computed instead (`rag vectors build` rewrites it)")
+        return None
+
+
+def checked_vectors(path: Path, arrays: dict[str, np.ndarray]) -> StoredVectors:
+    """The arrays as vectors, when they are what `StoredVectors.save` writes: a key, unique
+    text hashes, and as many finite unit-length float16 rows of the model's width."""
+    from rag.common.side_files import SideFileError, parse_json
+
+    key, hashes, vectors = arrays["key"], arrays["hashes"], arrays["vectors"]
+    if key.shape != () or key.dtype.kind != "U":
+        raise SideFileError(f"{path}: its key is not a string")
+    parsed = parse_json(str(key), path)
+    if not isinstance(parsed, dict):
+        raise SideFileError(f"{path}: its key is not a JSON object")
+    n = len(hashes) if hashes.ndim == 1 else -1
+    if hashes.dtype != np.dtype("S32") or n < 1:
+        raise SideFileError(f"{path}: no text hashes (32 hex digits each)")
+    if not all(_HEX.fullmatch(h) for h in hashes.tolist()) or len(set(hashes.tolist())) != n:
+        raise SideFileError(f"{path}: text hashes that are not unique hex digests")
+    width = WIDTHS.get(str(parsed.get("model")))
+    if vectors.dtype != np.float16 or vectors.ndim != 2 or vectors.shape[0] != n:
+        raise SideFileError(f"{path}: not {n} rows of float16 vectors")
+    if vectors.shape[1] != (width or vectors.shape[1]) or vectors.shape[1] == 0:
+        raise SideFileError(f"{path}: vectors of width {vectors.shape[1]}, the model's are {width}")
+    as32 = vectors.astype(np.float32)
+    if not np.isfinite(as32).all():
+        raise SideFileError(f"{path}: vectors with NaN or infinite values")
+    norms = np.linalg.norm(as32, axis=1)
+    if not ((norms > 0.95) & (norms < 1.05)).all():
+        raise SideFileError(f"{path}: vectors that are not of unit length")
+    return StoredVectors(parsed, hashes, vectors)
 
 
 def matching(path: Path, key: dict[str, Any]) -> StoredVectors | None:

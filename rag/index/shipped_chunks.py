@@ -28,6 +28,11 @@ from rag.settings import BUNDLED_CORPUS, Settings
 from rag.types import Chunk, Paper
 
 PLAN_FILE = BUNDLED_CORPUS / "chunks.json.gz"
+# Bounds of the shipped plan (the bundled corpus's: 63 kB, 0.4 MB inflated, at most 5 chunks a
+# paper). An abstract is at most 20,000 characters (rag.corpus.loaders): far fewer chunks.
+MAX_PLAN_BYTES = 64 << 20
+MAX_CHUNKS = 64
+MAX_SPAN = 1 << 20
 
 
 def plan_key(settings: Settings) -> dict[str, Any]:
@@ -55,9 +60,18 @@ class ChunkPlan:
     spans: dict[str, list[list[int]]]
 
     def chunks(self, paper: Paper) -> list[Chunk] | None:
-        """The paper's chunks, as `chunk_paper` makes them, or None when it is not stored."""
+        """The paper's chunks, as `chunk_paper` makes them, or None when it is not stored or its
+        stored spans do not cover its abstract in order (then it is chunked as always)."""
         spans = self.spans.get(paper_key(paper))
         if spans is None:
+            return None
+        if not spans_fit(spans, paper.abstract):
+            from rag.common.side_files import warn
+
+            warn(
+                f"{PLAN_FILE}: chunk spans that do not fit their abstracts (paper {paper.id}); "
+                "those papers are chunked here instead (`rag vectors chunks` rewrites it)"
+            )
             return None
         header = paper.title + "\n"
         return [
@@ -66,8 +80,28 @@ class ChunkPlan:
         ]
 
     def save(self, path: Path = PLAN_FILE) -> None:
+        from rag.common.atomic import atomic_write
+
         data = json.dumps({"key": self.key, "spans": self.spans}, sort_keys=True)
-        path.write_bytes(gzip.compress(data.encode("utf-8"), mtime=0))
+        atomic_write(path, gzip.compress(data.encode("utf-8"), mtime=0))
+
+
+def spans_fit(spans: list[list[int]], abstract: str) -> bool:
+    """Whether `spans` are what `chunk_paper` makes of `abstract`: at most MAX_CHUNKS windows
+    of it, in order, each later one starting within or just after the one before (only
+    whitespace between), the first at its start and the last at its end."""
+    if not 0 < len(spans) <= MAX_CHUNKS:
+        return False
+    end = 0
+    for i, (start, stop, _) in enumerate(spans):
+        if not start < stop <= len(abstract) or stop <= end:
+            return False
+        if i == 0 and abstract[:start].strip():
+            return False
+        if i > 0 and (start <= spans[i - 1][0] or abstract[end:start].strip()):
+            return False
+        end = stop
+    return not abstract[end:].strip()
 
 
 def make_plan(settings: Settings, papers: list[Paper], count: TokenCounter) -> ChunkPlan:
@@ -88,10 +122,42 @@ def chunk_plan(settings: Settings, embeddings: Embeddings) -> ChunkPlan | None:
     one an ingest with `embeddings` counts with; else None."""
     if not settings.embedding.bundled_vectors or local_backend(embeddings) is None:
         return None
+    from rag.common.side_files import SideFileError, gunzip, parse_json, warn
+    from rag.index.shipped_manifest import read_shipped
+
+    if not PLAN_FILE.exists():
+        return None
     try:
-        data = json.loads(gzip.decompress(PLAN_FILE.read_bytes()))
-    except (OSError, ValueError, EOFError):
+        packed = read_shipped(PLAN_FILE, MAX_PLAN_BYTES)
+        data = parse_json(gunzip(packed, MAX_PLAN_BYTES, PLAN_FILE), PLAN_FILE)
+        if not isinstance(data, dict) or data.get("key") != plan_key(settings):
+            return None
+        return ChunkPlan(data["key"], checked_spans(data.get("spans")))
+    except SideFileError as e:
+        warn(f"{e}; every paper is chunked here instead (`rag vectors chunks` rewrites it)")
         return None
-    if not isinstance(data, dict) or data.get("key") != plan_key(settings):
-        return None
-    return ChunkPlan(data["key"], data["spans"])
+
+
+def checked_spans(spans: Any) -> dict[str, list[list[int]]]:
+    """The plan's spans when each paper's are a list of at most MAX_CHUNKS [start, end,
+    word pieces] of non-negative integers (within the abstract: `spans_fit`, at use)."""
+    from rag.common.side_files import SideFileError
+
+    if not isinstance(spans, dict):
+        raise SideFileError(f"{PLAN_FILE}: no spans")
+    for key, rows in spans.items():
+        if not (
+            isinstance(rows, list)
+            and 0 < len(rows) <= MAX_CHUNKS
+            and all(
+                isinstance(row, list)
+                and len(row) == 3
+                and all(type(v) is int and 0 <= v <= MAX_SPAN for v in row)
+                for row in rows
+            )
+        ):
+            raise SideFileError(
+                f"{PLAN_FILE}: paper {str(key)[:40]!r} has no list of [start, end, pieces] "
+                f"spans, or more than {MAX_CHUNKS}"
+            )
+    return spans

@@ -116,18 +116,24 @@ def reopen_client(settings: Settings, client: Any) -> Any:
     if settings.store.mode == "http":
         return client
     chromadb = import_chromadb()
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    identifier = str(getattr(client, "_identifier", ""))
-    with SharedSystemClient._refcount_lock:
-        SharedSystemClient._identifier_to_system.pop(identifier, None)
-        SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    forget_system(str(getattr(client, "_identifier", "")))
     try:
         return chromadb.PersistentClient(
             path=client.get_settings().persist_directory, settings=client.get_settings()
         )
     except Exception as e:
         raise store_error(settings, e) from None
+
+
+def forget_system(identifier: str) -> None:
+    """Drop Chroma's cached system of a folder (its path is the identifier), so the next
+    client on it loads the folder anew (also after a client failed to open it)."""
+    import_chromadb()
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    with SharedSystemClient._refcount_lock:
+        SharedSystemClient._identifier_to_system.pop(identifier, None)
+        SharedSystemClient._identifier_to_refcount.pop(identifier, None)
 
 
 def import_chromadb() -> Any:

@@ -74,11 +74,13 @@ def file_sha256(path: Path) -> str:
     info = path.stat()
     stamp = f"{path.resolve()}|{info.st_ino}|{info.st_size}|{info.st_mtime_ns}|{info.st_ctime_ns}"
     memo = model_cache_dir() / "sha256.json"
+    from rag.common.side_files import SideFileError, read_json
+
     try:
-        known = json.loads(memo.read_text(encoding="utf-8"))
+        known = read_json(memo, 1 << 20) if memo.exists() else {}
         if not isinstance(known, dict):
             known = {}
-    except (OSError, ValueError):
+    except SideFileError:
         known = {}
     if isinstance(known.get(stamp), str):
         return str(known[stamp])
@@ -238,7 +240,25 @@ def _onnx_model(model_dir: Path, quantized: bool) -> OnnxEncoder:
     name = "model-int8.onnx" if quantized else "model.onnx"
     if not (target / name).exists():
         export_onnx(model_dir, target, quantized)
-    return OnnxEncoder(target / name, model_dir)
+    try:
+        return OnnxEncoder(target / name, model_dir)
+    except Exception as e:  # a damaged or replaced export (ONNX Runtime's own errors)
+        from rag.common.side_files import warn
+
+        warn(
+            f"the cached ONNX model {target / name} cannot be loaded "
+            f"({' '.join(str(e).split())[:120]}); it is exported again"
+        )
+    for export in {target / name, target / "model.onnx"}:
+        export.unlink(missing_ok=True)  # our cache's files (a link is removed, not followed)
+    export_onnx(model_dir, target, quantized)
+    try:
+        return OnnxEncoder(target / name, model_dir)
+    except Exception as e:
+        raise ModelError(
+            f"the ONNX model exported to {target / name} cannot be loaded "
+            f"({' '.join(str(e).split())[:160]}); set embedding.backend = 'torch'"
+        ) from None
 
 
 def export_onnx(model_dir: Path, target: Path, quantized: bool) -> None:

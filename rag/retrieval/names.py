@@ -238,6 +238,25 @@ class NameIndex:
         return [self.written[k] for k in keys]
 
 
+def _checked_names(saved: object) -> NameIndex | None:
+    """The saved name index when it is of the shape `build` makes, else None."""
+    if not isinstance(saved, dict):
+        return None
+    papers, written = saved.get("papers"), saved.get("written")
+    if not (
+        isinstance(papers, dict)
+        and isinstance(written, dict)
+        and papers.keys() == written.keys()
+        and all(isinstance(v, str) for v in written.values())
+        and all(
+            isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids)
+            for ids in papers.values()
+        )
+    ):
+        return None
+    return NameIndex({k: tuple(ids) for k, ids in papers.items()}, dict(written))
+
+
 def _fold(name: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
 
@@ -277,6 +296,7 @@ class PaperNames:
     def __init__(self, index: PaperIndex) -> None:
         self.index = index
         self._built: tuple[str, NameIndex] | None = None
+        self._checked: set[str] = set()  # names whose papers' titles were seen to define them
 
     def current(self, keyword: KeywordIndex | None = None) -> NameIndex:
         keyword = keyword or self.index.keyword_index()
@@ -284,25 +304,53 @@ class PaperNames:
         if built is None or built[0] != keyword.generation:
             built = (keyword.generation, self._saved_or_built(keyword))
             self._built = built
+            self._checked = set()
         return built[1]
 
     def _saved_or_built(self, keyword: KeywordIndex) -> NameIndex:
         cache = self.index.keyword_cache
-        saved = cache.saved_extra("names", keyword.generation, NAMES_VERSION)
-        try:
-            return NameIndex(
-                {k: tuple(ids) for k, ids in saved["papers"].items()}, dict(saved["written"])
-            )
-        except (TypeError, KeyError, AttributeError):
-            pass  # none saved for this generation, or not readable: build it
+        saved = _checked_names(cache.saved_extra("names", keyword.generation, NAMES_VERSION))
+        if saved is not None:
+            return saved
         names = NameIndex.build(self.index.all_papers(), keyword.term_counts)
         value = {"papers": names.papers, "written": names.written}
         cache.save_extra("names", keyword.generation, NAMES_VERSION, value)
         return names
 
     def named(self, question: str, keyword: KeywordIndex | None = None) -> NameMatch | None:
-        """The paper(s) a question names ("What is FlexPrefill?"), or None."""
-        return self.current(keyword).match(question)
+        """The paper(s) a question names ("What is FlexPrefill?"), or None.
+
+        A name read from the saved index is checked against the store the first time it is
+        used: its papers' titles must define it. A rewritten cache is dropped and rebuilt.
+        """
+        names = self.current(keyword)
+        match = names.match(question)
+        if match is None or match.name in self._checked:
+            return match
+        papers = self.index.get_papers(list(match.paper_ids))
+        if all(
+            pid in papers
+            and _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
+            for pid in match.paper_ids
+        ):
+            self._checked.add(match.name)
+            return match
+        from rag.common.side_files import warn
+
+        warn(
+            f"the saved name index names papers whose titles do not define {match.name!r}; "
+            "it is rebuilt"
+        )
+        built = NameIndex.build(
+            self.index.all_papers(), (keyword or self.index.keyword_index()).term_counts
+        )
+        generation = self._built[0] if self._built else ""
+        self._built = (generation, built)
+        self.index.keyword_cache.save_extra(
+            "names", generation, NAMES_VERSION, {"papers": built.papers, "written": built.written}
+        )
+        self._checked = set(built.written.values())
+        return built.match(question)
 
     def answers_by_name(self, question: str, results: Sequence[RetrievedPaper]) -> bool:
         """The question is a name ("FlexPrefill 是什么？", "What is MUSE?") and the first result
