@@ -428,7 +428,7 @@ def test_export_names_the_tier_the_citation_carries() -> None:
 
 def test_error_messages_keep_code_and_lose_markup() -> None:
     shown = escape_message("no index at /x: build it with `rag ingest` <b>[now]</b>")
-    assert shown == "No index at /x: build it with `rag ingest` \\<b\\>\\[now\\]\\</b\\>"
+    assert shown == "No index at /x\\: build it with `rag ingest` \\<b\\>\\[now\\]\\</b\\>"
 
 
 # The model menu, feedback, the source list, math ----------------------------------------------

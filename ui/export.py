@@ -65,13 +65,22 @@ def _renumber(text: str, local: dict[int, int]) -> str:
     pieces: list[str] = []
     last = 0
     for marker in parse_markers(text):
-        pieces.append(escape_answer(_display(text[last : marker.start])))
+        pieces.append(_after_marker(pieces, escape_answer(_display(text[last : marker.start]))))
         kept = [local[n] for n in marker.numbers if n in local]
         if kept:
             pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "]")
         last = marker.end
-    pieces.append(escape_answer(_display(text[last:])))
+    pieces.append(_after_marker(pieces, escape_answer(_display(text[last:]))))
     return escape_underlines("".join(pieces))
+
+
+def _after_marker(pieces: list[str], escaped: str) -> str:
+    """`escaped` with a `(` right after a written `[n]` escaped: `[1](//evil.example)` in a
+    model's reply would otherwise make the marker a link in any Markdown viewer."""
+    written = next((piece for piece in reversed(pieces) if piece), "")
+    if escaped.startswith("(") and written.endswith("]"):  # "[1][9](...)": 9 names no source
+        return "\\" + escaped
+    return escaped
 
 
 def _display(piece: str) -> str:

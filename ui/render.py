@@ -35,8 +35,8 @@ _EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
 # setext `===`/`---`), Streamlit's :directives: and :icons:, and what GFM turns into links by
 # itself (`https:`, `www.`, `a@b.org`): the `:`, `.` or `@` that makes them is escaped.
 _ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~#=:@])|(?<=w)(\.)|(?<=-)(-)|(-)(?=-)")
-# Our own and the libraries' error messages: as above, but `code` spans stay code.
-_MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
+# A `code` span in an error message (one line): shown as code, which nothing renders in.
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
 # A list item or heading opened right after a list marker ("- 2) Cumulative..." is a nested
 # list): the second marker is escaped.
 _NESTED_MARKER = re.compile(r"(?m)^(\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\d{0,9})(?=[-*+.)]\s)")
@@ -139,10 +139,17 @@ def link_title(text: str) -> str:
 
 
 def escape_message(error: BaseException | str) -> str:
-    """An error message as one sentence: `code` spans kept (they are inert), nothing else."""
+    """An error or note as one line, escaped as `escape_text` escapes (a server's message may
+    hold links, `:icons:`, `:red[...]` or `openai:m:`, an emoji); `code` spans kept (inert)."""
     text = redact(str(error)).strip() or type(error).__name__  # every error shown passes here
-    text = _MESSAGE_ACTIVE.sub(r"\\\1", text)
-    return text[:1].upper() + text[1:]
+    text = without_bidi(text[:1].upper() + text[1:])
+    pieces: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_spaced(escape_text, text[last : span.start()]), span.group(0)]
+        last = span.end()
+    pieces.append(_spaced(escape_text, text[last:]))
+    return "".join(pieces).strip()
 
 
 def card_anchor(turn_index: int, n: int) -> str:
