@@ -130,6 +130,12 @@ def display_answer(text: str, macros: Mapping[str, str] | None = None) -> str:
     return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", shown_text)
 
 
+def streamed_markdown(escaped: str) -> str:
+    """Streamed pieces (each escaped by `escape_answer`) joined: no list nested in a list item
+    on its line (`- - - - x` would nest one list per dash, thousands deep)."""
+    return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", escaped)
+
+
 def link_title(text: str) -> str:
     """Text for a Markdown link title `"..."`: one line, every ASCII punctuation escaped."""
     text = " ".join(_CONTROL.sub("", plain_text(text)).split())
