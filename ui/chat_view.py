@@ -189,7 +189,10 @@ def show_source(
                 icon=":material/report:",
             )
         elif row.supported is None:
-            st.caption("Not checked against the abstract: the sentence marked is only the nearest.")
+            st.caption(
+                "Not checked against the abstract (the check reads English claims only): no "
+                "sentence is marked."
+            )
         with st.expander("Card", expanded=False, icon=":material/article:"):
             details = card_details(paper)
             if details:

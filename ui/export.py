@@ -32,7 +32,10 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
             local[citation.n] = numbers[citation.paper_id]
         text = _renumber(answer.answer, local)
         lines += [text, ""]
-        quoted = dict.fromkeys((local[c.n], c.quote) for c in answer.citations if c.quote)
+        # Only checked quotes: an unchecked claim's nearest sentence is no evidence.
+        quoted = dict.fromkeys(
+            (local[c.n], c.quote) for c in answer.citations if c.quote and c.supported
+        )
         if quoted:
             # Each line starts with "[n]", so no quote can start a list or a heading.
             lines += ["Quoted:", ""]

@@ -191,15 +191,20 @@ def link_markers(
 def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
     """The answer with every [n] of a cited source linking to its card below; hovering [n]
     shows the paper's title, tier and the quote."""
+    by_number = citations_by_number(answer)
     quotes = {
-        n: next((c.quote for c in cs if c.quote), "")
-        for n, cs in citations_by_number(answer).items()
+        n: next((c.quote for c in cs if c.quote and c.supported), "") for n, cs in by_number.items()
     }
 
     def title(n: int) -> str:
         paper = answer.sources[n - 1].paper
         parts = [paper.shown_title, paper.tier or paper.decision or "decision unknown"]
-        said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
+        if quotes[n]:
+            said = f"“{quotes[n]}”"
+        elif any(c.supported is False for c in by_number[n]):
+            said = "the claim is not found in this abstract"
+        else:
+            said = "the claim is not checked against this abstract"
         return " · ".join(p for p in parts if p) + f" — {said}"
 
     macros = own_macros((s.paper.title, s.paper.abstract) for s in answer.sources)
@@ -306,8 +311,9 @@ class SourceRow:
 
     @property
     def quotes(self) -> list[str]:
-        """The sentences quoted as support (none for a claim not found in the abstract)."""
-        return [c.quote for c in self.citations if c.quote]
+        """The sentences quoted as support: none for a claim not found in the abstract, nor
+        for an unchecked one (a sentence marked would pass for evidence it is not)."""
+        return [c.quote for c in self.citations if c.quote and c.supported]
 
     @property
     def supported(self) -> bool | None:

@@ -50,7 +50,7 @@ _ESCAPE_LEAD = frozenset("&\\%")
 
 
 @cache
-def _confusables() -> dict[str, str]:
+def confusables() -> dict[str, str]:
     """Non-ASCII character -> the ASCII character it imitates, for `<`, `>`, `/` and letters."""
     data = json.loads(
         resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
@@ -121,7 +121,7 @@ def _unescape_once(text: str, i: int) -> tuple[str, int] | None:
 
 def _fold(text: str) -> tuple[str, list[tuple[int, int]]]:
     """The folded text, and for each of its characters the span of `text` it came from."""
-    table = _confusables()
+    table = confusables()
     folded: list[str] = []
     spans: list[tuple[int, int]] = []
     i = 0
