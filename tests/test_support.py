@@ -185,8 +185,7 @@ def test_a_mostly_english_claim_with_chinese_letters_is_still_checked(
 # Issue 32 (M4): a claim that negates its sentence, changes a number, or hides behind
 # look-alike letters.
 NEGATED = (
-    "TopoLM does not predict the emergence of a spatially organized cortical language "
-    "system [1]."
+    "TopoLM does not predict the emergence of a spatially organized cortical language system [1]."
 )
 CYRILLIC = str.maketrans("oeacpxyOEACPX", "оеасрхуОЕАСРХ")  # Latin -> Cyrillic look-alikes
 
