@@ -194,6 +194,25 @@ def test_a_streamed_reply_is_read_up_to_its_byte_budget(
 
 
 @pytest.mark.slow
+def test_a_follow_ups_rewrite_is_read_up_to_its_byte_budget(
+    server: OpenAIServer, seed_settings: Settings, embeddings: Any
+) -> None:
+    """The rewrite of "and how fast is it?" is a model reply too: 10 MB is cut, not read."""
+    server.reset()
+    server.script(HUGE, START)
+    settings = settings_for(seed_settings, server, max_tokens=MAX_TOKENS, timeout=20.0)
+    history = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": START}]
+    started = time.monotonic()
+    pieces = list(
+        stream_answer(
+            "and how fast is it?", history, assistant=open_assistant(settings, embeddings)
+        )
+    )
+    assert time.monotonic() - started < TIMEOUT + SLACK, time.monotonic() - started
+    assert server.requests and not isinstance(pieces[-1], str)  # an answer or a refusal
+
+
+@pytest.mark.slow
 def test_a_whole_reply_past_its_byte_budget_is_one_line(
     server: OpenAIServer, seed_settings: Settings, embeddings: Any
 ) -> None:

@@ -38,7 +38,7 @@ from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
-from rag.answer.streaming import reply_text, streamed, within
+from rag.answer.streaming import capped, reply_text, streamed, within
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
 from rag.lang.messages import MESSAGES, question_language
@@ -288,8 +288,7 @@ def _standalone(
     try:
         messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
         # Streamed, so a timeout closes the request and a local server stops working on it.
-        chunks = llm_budget.stream(assistant.chat_model, messages, budget)
-        reply = "".join(reply_text(chunk.content) for chunk in chunks)
+        reply = "".join(capped(assistant.chat_model, messages, budget))
     except Exception as e:
         raise _model_error(e, assistant, original) from None
     rewritten = _clean_rewrite(reply)

@@ -28,25 +28,29 @@ def streamed(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) 
     whole.
     """
     got = False
-    left = budget.reply_bytes
     try:
-        with closing(llm_budget.stream(model, messages, budget)) as chunks:
-            for chunk in chunks:
-                piece = reply_text(chunk.content)
-                if piece and left is not None:
-                    piece, left = within(piece, left)
-                if piece:
-                    got = True
-                    yield piece
-                if left == 0:
-                    return
+        for piece in capped(model, messages, budget):
+            got = True
+            yield piece
     except ValueError as e:  # LangChain's "No generation chunks were returned"
         if got or "no generation chunks" not in str(e).lower():
             raise
     if not got:
         whole = _whole(model, messages, budget)
         if whole:
-            yield within(whole, budget.reply_bytes)[0] if budget.reply_bytes else whole
+            yield within(whole, budget.reply_bytes)[0]
+
+
+def capped(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> Iterator[str]:
+    """The streamed reply's pieces up to `budget.reply_bytes`; then the stream is closed."""
+    left = budget.reply_bytes
+    with closing(llm_budget.stream(model, messages, budget)) as chunks:
+        for chunk in chunks:
+            piece, left = within(reply_text(chunk.content), left)
+            if piece:
+                yield piece
+            if left == 0:
+                return
 
 
 def within(text: str, left: int | None) -> tuple[str, int | None]:
