@@ -238,6 +238,7 @@ LOSS = "Their loss {} as a power law in compute, and larger models {} calibratio
         (LOSS.format("does not fall", "improve"), False),
         (LOSS.format("never falls", "improve"), False),
         (LOSS.format("falls", "cannot improve"), False),
+        ("In this ICLR 2025 paper, " + TRAIN.format("13B", "2,048"), True),  # a year: no fact
     ],
 )
 def test_a_changed_number_or_a_negation_is_not_supported(
@@ -275,3 +276,16 @@ def test_an_unchecked_claim_marks_no_nearest_sentence() -> None:
     shown = plain(answer_markdown(result, 0))
     assert "not checked against this abstract" in shown and nearest[:40] not in shown
     assert "Quoted:" not in chat_markdown([Turn(result.question, answer=result)])
+
+
+def test_a_claim_citing_two_sources_may_take_its_numbers_from_either(
+    embeddings: LocalEmbeddings,
+) -> None:
+    tracker = Paper(
+        id="tracker1",
+        title="Wallaby tracking",
+        abstract="Our wallaby tracker reaches 91% recall on night footage from thermal cameras.",
+    )
+    claim = "Wallaby models from 1B to 13B parameters track wallabies at 91% recall [1][2]."
+    quotes = best_quotes(claim, {1: SCALING, 2: tracker}, embeddings, fallback_claim=None)
+    assert not any(q.contradicted for q in quotes.values()), quotes

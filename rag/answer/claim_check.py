@@ -40,6 +40,7 @@ _BETWEEN = frozenset(
 _WORD = re.compile(r"[a-z][a-z'-]*|[,;:.!?()]")
 # 1B, 13.5, 2,048, 85%, 1.4x, 10^6: the digits (commas dropped) are what must match.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def fold_lookalikes(text: str) -> str:
@@ -92,10 +93,13 @@ def contradicts(claim: str, sentence: str) -> bool:
 
 
 def numbers(text: str) -> set[str]:
-    """The numbers in `text`, written without thousands commas ("2,048" -> "2048")."""
-    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+    """The numbers in `text`, written without thousands commas ("2,048" -> "2048"); years
+    (1900-2099) left out: "this ICLR 2025 paper" states no fact of the abstract."""
+    found = {n.replace(",", "") for n in _NUMBER.findall(text)}
+    return {n for n in found if not _YEAR.fullmatch(n)}
 
 
 def new_numbers(claim: str, abstract: str) -> set[str]:
-    """Numbers of `claim` that `abstract` does not have ("999" in "1B to 999B")."""
+    """Numbers of `claim` that `abstract` (the abstracts it cites) does not have ("999" in
+    "1B to 999B")."""
     return numbers(claim) - numbers(abstract)

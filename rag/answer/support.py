@@ -132,6 +132,7 @@ def best_quotes(
     marker with no sentence of its own gets no quote.
     """
     by_number: dict[int, list[str]] = {}
+    cited_with: dict[str, set[int]] = {}  # a claim's numbers may come from any source it cites
     for claim in claims(text):
         for n in claim.numbers:
             if n in papers:
@@ -141,7 +142,9 @@ def best_quotes(
                 # judged on what the English model can read of it: a mostly English claim
                 # without its few Chinese letters; a Chinese claim stays as it is (unmeasured).
                 said = fold_lookalikes(claim.text or fallback_claim or text)
-                by_number.setdefault(n, []).append(english_part(said) or said)
+                said = english_part(said) or said
+                by_number.setdefault(n, []).append(said)
+                cited_with.setdefault(said, set()).update(claim.numbers)
     if not by_number:
         return {}
     candidates: dict[int, list[str]] = {
@@ -195,7 +198,10 @@ def best_quotes(
             ]
             support = min(float(np.max(s)) for s in scores)
             contradicted = any(
-                contradicts(c, passages[n][int(np.argmax(s))]) or new_numbers(c, papers[n].abstract)
+                contradicts(c, passages[n][int(np.argmax(s))])
+                or new_numbers(
+                    c, " ".join(papers[m].abstract for m in cited_with[c] if m in papers)
+                )
                 for c, s in zip(claim_list, scores, strict=True)
             )
         floor = calibration.support_floor
