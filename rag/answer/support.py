@@ -65,8 +65,9 @@ class Quote:
     paper_id: str
     quote: str
     similarity: float
-    # Its weakest claim against the abstract (`support_score`); None: not measured, as the
-    # sentence model cannot read the claim (the floor holds for English and MiniLM only).
+    # Its weakest claim against the abstract (the best of `passage_scores`); None: not
+    # measured, as the sentence model cannot read the claim (the floor holds for English and
+    # MiniLM only).
     support: float | None = VERBATIM_SUPPORT
     floor: float = field(default=MINILM.support_floor, repr=False)  # Calibration.support_floor
     # A claim negates its nearest passage, or has a number the abstract does not
@@ -207,20 +208,6 @@ def best_quotes(
         floor = calibration.support_floor
         quotes[n] = Quote(n, papers[n].id, quote, float(sims[best]), support, floor, contradicted)
     return quotes
-
-
-def support_score(
-    claim: str,
-    passages: Sequence[str],
-    claim_vec: dict[str, np.ndarray],
-    passage_matrix: np.ndarray,
-    idf: Callable[[str], float] | None,
-    calibration: Calibration = MINILM,
-) -> float:
-    """The best passage's cosine to `claim` + the lexical weight x the rare terms they share."""
-    return float(
-        np.max(passage_scores(claim, passages, claim_vec, passage_matrix, idf, calibration))
-    )
 
 
 def passage_scores(
