@@ -61,7 +61,7 @@ index: install
 run: install
 	@$(INGEST) & ingest=$$!; \
 	trap 'kill $$ingest 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/streamlit run ui/app.py --server.port $(APP_PORT)
+	$(BIN)/python -m ui --server.port $(APP_PORT)
 
 test: install-test
 	$(BIN)/python -m pytest -q

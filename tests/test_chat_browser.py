@@ -226,7 +226,7 @@ def test_switching_to_the_test_server_and_back_and_feedback(app: App, browser: A
     assert "Answered by offline:extractive" in shown(offline)
     asked = len(app.server.requests)
 
-    choose_model(page, f"openai:gpt-test at {app.server.base_url}")
+    choose_model(page, f"openai:gpt-test at {app.server.base_url.removesuffix('/v1')}")
     expect(page.get_by_test_id("stExpander").filter(has_text=OFFLINE)).to_have_count(0)
     app.server.script(MATH_QUESTION, "RSHTR needs few iterations [1].")  # rewrite, then answer
     served = ask(page, MATH_QUESTION, 1)

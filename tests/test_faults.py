@@ -387,12 +387,13 @@ def test_llm_faults_explain_what_to_do(
 def test_llm_endpoint_refusing_connections(
     seed_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
-    base_url = f"http://127.0.0.1:{free_port()}/v1"
+    server = f"http://127.0.0.1:{free_port()}"
+    base_url = f"{server}/v1"
     for streamed in (False, True):
         with pytest.raises(AnswerError) as failed:
             ask(llm_settings(seed_settings, base_url), embeddings, streamed)
         assert str(failed.value) == (
-            f"The language model failed: cannot connect to the server at {base_url} for "
+            f"The language model failed: cannot connect to the server at {server} for "
             "openai:gpt-test: start that server, or set llm.base_url (RAG_LLM__BASE_URL) to one "
             f"that is running. {KEPT}"
         )

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
-from testkit.openai_server import OpenAIServer
-from testkit.streamlit_app import chromium, open_app, streamlit
+from testkit.openai_server import OpenAIServer, Reply
+from testkit.streamlit_app import ask_in_page, chromium, open_app, streamlit
 from tests.helpers import ARTIFACTS, make_settings
 
 pytestmark = pytest.mark.slow
@@ -115,26 +115,32 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[A
 
 
 @pytest.fixture(scope="module")
-def reply(app: App) -> Iterator[Any]:
+def browser() -> Iterator[Any]:
+    """One Chromium for the module (Playwright's sync API runs one at a time)."""
+    with chromium() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def reply(app: App, browser: Any) -> Iterator[Any]:
     """The answer to QUESTION in Chromium, every source card opened."""
     from playwright.sync_api import expect
 
     app.server.script(REPLY)
-    with chromium() as browser:
-        page, dialogs = open_app(browser, app.url, "4 papers")
-        box = page.get_by_test_id("stChatInputTextArea")
-        box.fill(QUESTION)
-        box.press("Enter")
-        answer = page.get_by_test_id("stChatMessage").nth(1)
-        expect(answer.get_by_test_id("stFeedback")).to_be_visible(timeout=TIMEOUT)
-        for card in answer.get_by_test_id("stExpander").all():
-            card.locator("summary").click()
-        expect(answer.get_by_test_id("stExpanderDetails").first).to_be_visible()
-        page.wait_for_timeout(500)  # KaTeX and the cards' Markdown settle
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "hostile-reply.png"), full_page=True)
-        yield answer
-        assert not dialogs, dialogs
+    page, dialogs = open_app(browser, app.url, "4 papers")
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(QUESTION)
+    box.press("Enter")
+    answer = page.get_by_test_id("stChatMessage").nth(1)
+    expect(answer.get_by_test_id("stFeedback")).to_be_visible(timeout=TIMEOUT)
+    for card in answer.get_by_test_id("stExpander").all():
+        card.locator("summary").click()
+    expect(answer.get_by_test_id("stExpanderDetails").first).to_be_visible()
+    page.wait_for_timeout(500)  # KaTeX and the cards' Markdown settle
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "hostile-reply.png"), full_page=True)
+    yield answer
+    assert not dialogs, dialogs
 
 
 def test_no_link_but_the_markers_and_openreview(reply: Any) -> None:
@@ -185,3 +191,55 @@ def test_no_bidi_control_reaches_the_page(reply: Any) -> None:
     assert "elbat nuf" in heading and "isolated" in heading
     titles = reply.locator("a[title]").evaluate_all("els => els.map(e => e.title)")
     assert titles and not any(c in t for t in titles for c in BIDI_CONTROLS)
+
+
+# Issue 32: a model server's error (M1) and replies without end (M2) -------------------------
+
+SERVER_ERROR = (
+    "see http://evil.example/a www.evil.example ceo@evil.example "
+    ":material/warning: :red[urgent] :smile: openai:m: now"
+)
+
+
+def answered(app: App, browser: Any, *replies: Any, wait: str = "stFeedback") -> Any:
+    """A new page's answer to QUESTION after `replies` were scripted, once `wait` shows."""
+    from playwright.sync_api import expect
+
+    app.server.reset()
+    app.server.script(*replies)
+    page, dialogs = open_app(browser, app.url, "4 papers")
+    ask_in_page(page, QUESTION)
+    answer = page.get_by_test_id("stChatMessage").nth(1)
+    expect(answer.get_by_test_id(wait).first).to_be_visible(timeout=45_000)
+    page.wait_for_timeout(500)
+    assert page.get_by_test_id("stSidebar").inner_text()  # the page is not blank
+    assert not dialogs, dialogs
+    return answer
+
+
+def test_a_model_servers_error_renders_no_link_icon_emoji_or_colour(app: App, browser: Any) -> None:
+    """Before: 3 links, an icon, an emoji and red text in st.error; `openai:m:` an emoji."""
+    failed = Reply(status=400, content=SERVER_ERROR)
+    answer = answered(app, browser, failed, wait="stAlert")
+    alert = answer.get_by_test_id("stAlert").get_by_test_id("stMarkdownContainer")
+    assert alert.locator("a[href]").count() == 0
+    assert alert.locator("[data-testid='stIconMaterial'], .material-icons").count() == 0
+    text = alert.inner_text().replace("\u2060", "")
+    assert "\U0001f604" not in text and "\u24c2" not in text  # :smile:, :m:
+    assert ":red[urgent]" in text and "openai:m:" in text and "ceo@evil.example" in text
+    assert "answered 400" in text
+
+
+ENDLESS = Reply("Wallabies are tracked with thermal cameras [1]. ", endless=True, drip=1e-4)
+NESTED = "Wallabies are tracked with thermal cameras [1].\n" + "".join(
+    "  " * depth + "- " + "w" * 1500 + "\n" for depth in range(2400)
+)  # 9.4 MB of nested lists
+
+
+@pytest.mark.parametrize("reply", [ENDLESS, Reply(NESTED)], ids=["endless", "9 MB nested"])
+def test_a_reply_without_end_is_cut_and_the_page_answers(
+    app: App, browser: Any, reply: Reply
+) -> None:
+    """Before: an endless stream ran to llm.timeout, 9 MB of nested lists blanked the page."""
+    text = answered(app, browser, reply, reply).inner_text()
+    assert "thermal cameras" in text and len(text.encode()) < 64_000

@@ -28,13 +28,14 @@ from ui.render import (
     display_text,
     escape_answer,
     escape_export,
+    escape_message,
     escape_text,
 )
 
 HOSTILE = (
     "see http://evil.example/a HTTPS://EVIL.EXAMPLE www.evil.example WWW.Evil.Example "
     "ceo@evil.example mailto:ceo@evil.example xmpp:bot@evil.example "
-    ":material/warning: :smile: :red[urgent]"
+    ":material/warning: :smile: :red[urgent] openai:m:"
 )
 # What the autolink-literal and icon passes start from, once backslash escapes are undone
 # (they run after them): a scheme's `://`, `www.`, a letter before `@`, `:name`.
@@ -47,6 +48,30 @@ def test_no_autolink_or_icon_survives_the_backslash_escapes(escape: object) -> N
     shown = escape(HOSTILE)  # type: ignore[operator]
     assert not TRIGGERS.search(shown.replace("\\", "")), shown
     assert shown.replace("\\", "").replace("\u2060", "") == HOSTILE  # reads as written
+
+
+@pytest.mark.parametrize(
+    "message",
+    [HOSTILE, f"answered 400 for openai:gpt-test: {HOSTILE}.", f"`rag ingest` failed: {HOSTILE}"],
+)
+def test_an_error_message_is_escaped_as_text_is(message: str) -> None:
+    """Issue 32 (M1): a model server's 400 showed 3 links, an icon, an emoji and red text."""
+    shown = escape_message(RuntimeError(message))
+    assert not TRIGGERS.search(shown.replace("\\", "")), shown
+    assert shown.replace("\\", "").replace("\u2060", "") == message[:1].upper() + message[1:]
+    tokens = MarkdownIt("commonmark").parseInline(shown)[0].children or []
+    assert [t.type for t in tokens] == (["code_inline", "text"] if "`" in message else ["text"])
+
+
+def test_a_marker_in_the_export_is_no_link() -> None:
+    """Issue 32 (L3): `[1](//evil.example/phish)` in a reply became a link in the export."""
+    answer = forged_answer()
+    answer.answer = "It works [1](//evil.example/phish), [1][9](//evil.example/b) [1] (x)."
+    exported = chat_markdown([Turn("q", answer=answer)])
+    tokens = MarkdownIt("commonmark").parse(exported)
+    links = [c.attrs.get("href") for t in tokens for c in t.children or [] if c.type == "link_open"]
+    assert links == ["https://openreview.net/forum?id=p1"], links  # the reference's own <url>
+    assert "It works [1]\\(//evil" in exported
 
 
 @pytest.mark.parametrize(

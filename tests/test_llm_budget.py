@@ -163,3 +163,87 @@ def test_a_fast_answer_is_unaffected(
     text = "".join(p for p in pieces if isinstance(p, str))
     assert text == "ReBIND adds Lennard-Jones edges [1]."
     assert "Lennard-Jones" in pieces[-1].citations[0].quote  # type: ignore[union-attr]
+
+
+# A reply's byte budget (issue 32, M2) ------------------------------------------------------
+
+MAX_TOKENS = 64  # the reply is read up to 64 x 16 = 1,024 bytes of text
+CAP = MAX_TOKENS * 16  # budget.REPLY_BYTES_PER_TOKEN
+START = "ReBIND rewires molecular graphs with Lennard-Jones edges [1]. "
+HUGE = Reply(START + ("a" * 999 + " ") * 10_000)  # 10 MB in 10,000 pieces
+ENDLESS = Reply(START, endless=True, drip=1e-5)  # "more " as fast as the server can write
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reply", [HUGE, ENDLESS], ids=["10 MB", "endless"])
+def test_a_streamed_reply_is_read_up_to_its_byte_budget(
+    reply: Reply, server: OpenAIServer, seed_settings: Settings, embeddings: Any
+) -> None:
+    """Before, a 10 MB reply took 94 s and 1.1 GB, an endless one ran to llm.timeout."""
+    server.reset()
+    server.script(reply, reply)  # an ungrounded reply is asked again once
+    settings = settings_for(seed_settings, server, max_tokens=MAX_TOKENS, timeout=20.0)
+    assistant = open_assistant(settings, embeddings)
+    assistant.retriever.search(QUESTION)
+    started = time.monotonic()
+    pieces = list(stream_answer(QUESTION, assistant=assistant))
+    assert time.monotonic() - started < TIMEOUT, time.monotonic() - started
+    text = "".join(p for p in pieces if isinstance(p, str))
+    assert text.startswith(START) and len(text.encode()) <= CAP
+    assert not isinstance(pieces[-1], str) and pieces[-1].answer  # an answer, not an error
+
+
+@pytest.mark.slow
+def test_a_follow_ups_rewrite_is_read_up_to_its_byte_budget(
+    server: OpenAIServer, seed_settings: Settings, embeddings: Any
+) -> None:
+    """The rewrite of "and how fast is it?" is a model reply too: 10 MB is cut, not read."""
+    server.reset()
+    server.script(HUGE, START)
+    settings = settings_for(seed_settings, server, max_tokens=MAX_TOKENS, timeout=20.0)
+    history = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": START}]
+    started = time.monotonic()
+    pieces = list(
+        stream_answer(
+            "and how fast is it?", history, assistant=open_assistant(settings, embeddings)
+        )
+    )
+    assert time.monotonic() - started < TIMEOUT + SLACK, time.monotonic() - started
+    assert server.requests and not isinstance(pieces[-1], str)  # an answer or a refusal
+
+
+@pytest.mark.slow
+def test_a_whole_reply_past_its_byte_budget_is_one_line(
+    server: OpenAIServer, seed_settings: Settings, embeddings: Any
+) -> None:
+    """A plain (not streamed) 10 MB body is stopped at 64 KiB + 1 KiB per token, not retried."""
+    server.reset()
+    server.script(HUGE, HUGE)
+    settings = settings_for(seed_settings, server, max_tokens=MAX_TOKENS, max_retries=1)
+    started = time.monotonic()
+    with pytest.raises(AnswerError) as failed:
+        answer(QUESTION, assistant=open_assistant(settings, embeddings))
+    assert time.monotonic() - started < TIMEOUT and len(server.requests) == 1
+    assert "than llm.max_tokens = 64 allows" in str(failed.value), failed.value
+
+
+@pytest.mark.slow
+def test_rag_ask_reads_a_10_mb_reply_up_to_its_byte_budget(
+    server: OpenAIServer,
+    seed_settings: Settings,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.reset()
+    server.script(HUGE, HUGE)
+    config = tmp_path / "huge.toml"
+    config.write_text(
+        f'[llm]\nmodel = "openai:gpt-test"\nbase_url = "{server.base_url}"\n'
+        f"max_tokens = {MAX_TOKENS}\nmax_retries = 0\n"
+    )
+    index = str(seed_settings.store.index_dir)
+    started = time.monotonic()
+    code = main(["ask", QUESTION, "--config", str(config), "--index", index])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "" and 0 < len(out.encode()) < 4 * CAP, (out[:300], err)
+    assert time.monotonic() - started < 15, time.monotonic() - started

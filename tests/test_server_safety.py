@@ -207,3 +207,59 @@ def check_the_address_rules(config: Any, refused_address: Any, enforce_loopback:
     config._set_option("client.showErrorDetails", "full", "/home/u/.streamlit/config.toml")
     enforce_loopback()
     assert config.get_option("client.showErrorDetails") == "type"  # no traceback on the page
+
+
+def test_the_one_command_serves_loopback_without_statistics_whatever_the_config(
+    tmp_path: Path, seed_settings: Settings
+) -> None:
+    """Issue 32 (L2): `python -m ui` (what `make run` runs) passes the address and no usage
+    statistics as flags, which outrank a careless ~/.streamlit/config.toml: before, such a
+    config held the socket on 0.0.0.0 until the first visitor, whose browser then fetched
+    Streamlit's metrics file."""
+    from playwright.sync_api import expect
+
+    from testkit.chroma_server import free_port
+    from ui.__main__ import SAFE_FLAGS
+
+    assert "$(BIN)/python -m ui --server.port" in Path("Makefile").read_text()
+    assert SAFE_FLAGS[:4] == [
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    home, here = tmp_path / "home", tmp_path / "here"
+    (home / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "config.toml").write_text(CARELESS)
+    here.mkdir()
+    env = clean_env(
+        home, RAG_STORE__INDEX_DIR=str(seed_settings.store.index_dir), RAG_LLM__MODEL="offline"
+    )
+    port = free_port()
+    command = [sys.executable, "-m", "ui", "--server.port", str(port)]
+    proc = subprocess.Popen(
+        command,
+        cwd=here,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(600):
+            if listening_addresses(port) or proc.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1 from the first moment
+        with chromium() as browser:
+            page = browser.new_page()
+            requested: list[str] = []
+            page.on("request", lambda r: requested.append(r.url))
+            page.goto(f"http://127.0.0.1:{port}")
+            expect(page.get_by_test_id("stSidebar")).to_contain_text("38 papers", timeout=120_000)
+            page.wait_for_timeout(3000)  # the metrics file is fetched after the first paint
+        assert proc.poll() is None  # serving, not refused
+    finally:
+        stop_group(proc)
+    outside = [u for u in requested if urlsplit(u).hostname not in ("127.0.0.1", None)]
+    assert requested and not [u for u in outside if not u.startswith(("data:", "blob:"))]

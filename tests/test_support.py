@@ -15,12 +15,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.answer.support import best_quotes
 from rag.cli.main import main
 from rag.index.chunking import sentences
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.calibration import MINILM
 from rag.settings import Settings, with_overrides
+from rag.types import Paper
 from testkit.openai_server import OpenAIServer
 from tests.helpers import CORPUS_JSONL, make_settings, plain, point_app_at, read_jsonl
 from tests.scripted_model import llm_config
@@ -178,3 +180,112 @@ def test_a_mostly_english_claim_with_chinese_letters_is_still_checked(
     assert citation.quote == ""
     printed = result.as_json()
     assert printed["unsupported"] == 1 and printed["citations"][0]["supported"] is False
+
+
+# Issue 32 (M4): a claim that negates its sentence, changes a number, or hides behind
+# look-alike letters.
+NEGATED = (
+    "TopoLM does not predict the emergence of a spatially organized cortical language system [1]."
+)
+CYRILLIC = str.maketrans("oeacpxyOEACPX", "оеасрхуОЕАСРХ")  # Latin -> Cyrillic look-alikes
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [NEGATED, HOSTILE.translate(CYRILLIC), PADDED.translate(CYRILLIC)],
+    ids=["negated", "cyrillic invented", "cyrillic padded"],
+)
+def test_a_negated_or_disguised_claim_is_unsupported_and_quotes_nothing(
+    srv_alone: OpenAIServer, assistant: Assistant, reply: str
+) -> None:
+    """Before: the negated sentence was supported (1.03); Cyrillic letters made the claim
+    "not English", so it went unchecked while a real sentence was highlighted."""
+    srv_alone.script(reply)
+    [citation] = answer(QUESTION, assistant=assistant).citations
+    assert citation.supported is False and citation.quote == "", citation
+
+
+def test_a_faithful_claim_in_look_alike_letters_is_measured_and_supported(
+    srv_alone: OpenAIServer, assistant: Assistant
+) -> None:
+    srv_alone.script(FAITHFUL.translate(CYRILLIC))
+    [citation] = answer(QUESTION, assistant=assistant).citations
+    assert citation.supported is True and citation.quote in sentences(topolm_abstract())
+
+
+SCALING = Paper(
+    id="scaling1",
+    title="Scaling laws for wallaby models",
+    abstract=(
+        "We train wallaby language models from 1B to 13B parameters on 2,048-token windows. "
+        "Their loss falls as a power law in compute, and larger models improve calibration."
+    ),
+)
+
+
+TRAIN = "We train wallaby language models from 1B to {} parameters on {}-token windows [1]."
+LOSS = "Their loss {} as a power law in compute, and larger models {} calibration [1]."
+
+
+@pytest.mark.parametrize(
+    ("claim", "supported"),
+    [
+        (TRAIN.format("13B", "2,048"), True),
+        (TRAIN.format("999B", "2,048"), False),
+        (TRAIN.format("13B", "4,096"), False),
+        (LOSS.format("falls", "improve"), True),
+        (LOSS.format("falls", "do not improve"), False),
+        (LOSS.format("does not fall", "improve"), False),
+        (LOSS.format("never falls", "improve"), False),
+        (LOSS.format("falls", "cannot improve"), False),
+        ("In this ICLR 2025 paper, " + TRAIN.format("13B", "2,048"), True),  # a year: no fact
+    ],
+)
+def test_a_changed_number_or_a_negation_is_not_supported(
+    embeddings: LocalEmbeddings, claim: str, supported: bool
+) -> None:
+    """Before: "1B to 999B" was supported (1.05), as was "do not improve"."""
+    [quote] = best_quotes(claim, {1: SCALING}, embeddings, fallback_claim=None).values()
+    assert quote.supported is supported, quote
+
+
+def test_an_unchecked_claim_marks_no_nearest_sentence() -> None:
+    """Issue 32 (L8): a Chinese claim (unchecked) still had its nearest sentence highlighted,
+    in the hover title and in the export's quotes, as if it were evidence."""
+    from rag.answer.citations import Citation, CitedAnswer
+    from rag.types import RetrievedPaper
+    from ui.export import chat_markdown
+    from ui.render import Turn, answer_markdown, highlighted_abstract, source_rows
+
+    abstract = topolm_abstract()
+    nearest = sentences(abstract)[3]
+    paper = Paper(id=TOPOLM, title="TopoLM", abstract=abstract, url="https://openreview.net/x")
+    citation = Citation(1, TOPOLM, "TopoLM", paper.url, "", nearest, support=None, supported=None)
+    result = CitedAnswer(
+        question="TopoLM 是什么？",
+        standalone_question="What is TopoLM?",
+        answer="TopoLM 是一种具有二维空间表示的语言模型 [1]。",
+        citations=[citation],
+        sources=[RetrievedPaper(paper, 1.0, 0.9)],
+        abstained=False,
+        model="gpt-test",
+    )
+    [row] = source_rows(result)
+    assert row.supported is None and row.quotes == []
+    assert "orange-background" not in highlighted_abstract(abstract, row.quotes)
+    shown = plain(answer_markdown(result, 0))
+    assert "not checked against this abstract" in shown and nearest[:40] not in shown
+    assert "Quoted:" not in chat_markdown([Turn(result.question, answer=result)])
+
+
+def test_a_claim_citing_two_sources_may_take_its_numbers_from_either(
+    embeddings: LocalEmbeddings,
+) -> None:
+    tracker = Paper(
+        id="tracker1",
+        title="Wallaby tracking",
+        abstract="Our wallaby tracker reaches 91% recall on night footage from thermal cameras.",
+    )
+    claim = "Wallaby models from 1B to 13B parameters track wallabies at 91% recall [1][2]."
+    quotes = best_quotes(claim, {1: SCALING, 2: tracker}, embeddings, fallback_claim=None)
+    assert not any(q.contradicted for q in quotes.values()), quotes

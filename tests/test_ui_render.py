@@ -268,7 +268,7 @@ def test_the_model_menu_lists_runnable_presets_without_secrets() -> None:
     )
     choices = model_choices(server, {"OPENAI_API_KEY": "sk-1"})
     labels = [c.label for c in choices]
-    assert labels[0] == "openai:qwen at http://gpu.lab:8000/v1"
+    assert labels[0] == "openai:qwen at http://gpu.lab:8000"
     assert "Offline: quoted extracts" in labels and "openai:gpt-4o-mini" in labels
     assert "s3cr3t" not in json.dumps(labels)
     # OpenAI's preset does not inherit the configured server (it would send it the key).

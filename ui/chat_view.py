@@ -48,6 +48,7 @@ from ui.render import (
     source_facts,
     source_line,
     source_rows,
+    streamed_markdown,
 )
 
 # Offered when the loaded index answers them (checked once per index generation).
@@ -60,6 +61,7 @@ EXAMPLE_CANDIDATES = [
     "How are LLM agents evaluated on software engineering tasks?",
 ]
 EXAMPLES_SHOWN = 3
+REDRAW_SECONDS = 0.25  # the streamed answer is redrawn at most this often
 # How a follow-up's "the second one" is read (issue 23): in the newest list, the one above it.
 ORDINALS_NOTE = (
     'Numbers count in this list: "the second one" or "[2]" in your next question means [2] '
@@ -187,7 +189,10 @@ def show_source(
                 icon=":material/report:",
             )
         elif row.supported is None:
-            st.caption("Not checked against the abstract: the sentence marked is only the nearest.")
+            st.caption(
+                "Not checked against the abstract (the check reads English claims only): no "
+                "sentence is marked."
+            )
         with st.expander("Card", expanded=False, icon=":material/article:"):
             details = card_details(paper)
             if details:
@@ -294,6 +299,21 @@ def text_pieces(
         yield escape_answer(held)
 
 
+def show_streamed(pieces: Iterator[str]) -> None:
+    """The streamed answer, redrawn at most every `REDRAW_SECONDS`: each redraw sends and
+    renders the whole text so far, so one per piece made a long reply quadratic (1.2 MB kept
+    a session busy for minutes)."""
+    box = st.empty()
+    shown: list[str] = []
+    drawn = 0.0
+    for piece in pieces:
+        shown.append(piece)
+        if time.monotonic() - drawn >= REDRAW_SECONDS:
+            box.markdown(streamed_markdown("".join(shown)))
+            drawn = time.monotonic()
+    box.markdown(streamed_markdown("".join(shown)))
+
+
 def page_error(message: str) -> str:
     """An error as the page's reader can act on it: the model menu, not a command-line flag."""
     return message.replace("use --config offline", "choose Offline in the model menu")
@@ -326,7 +346,7 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
                     previous=previous,
                     about=about,
                 )
-                st.write_stream(text_pieces(stream, result, waiting))
+                show_streamed(text_pieces(stream, result, waiting))
         except (AnswerError, StoreError) as e:
             turn.error = page_error(redact(str(e), settings))
         except Exception as e:  # the user gets one line; the traceback goes to the log

@@ -20,7 +20,7 @@ from rag.errors import StoreError
 from rag.explore.topicmap import TopicMap, load_topic_map, map_path, read_cached_map
 from rag.index.vectors import PaperVectors, read_paper_vectors
 from ui.latex import text_only
-from ui.render import escape_text, without_bidi
+from ui.render import escape_message, without_bidi
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant, CitedAnswer
@@ -156,7 +156,7 @@ def explorer(assistant: Assistant, compute: bool = True) -> Explorer | None:
         return _load_explorer(assistant, compute)
     except (StoreError, OSError, ValueError) as e:
         if compute:
-            st.error(f"The topic map is not available: {escape_text(str(e))}")
+            st.error(f"The topic map is not available: {escape_message(e)}")
         return None
 
 

@@ -32,7 +32,10 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
             local[citation.n] = numbers[citation.paper_id]
         text = _renumber(answer.answer, local)
         lines += [text, ""]
-        quoted = dict.fromkeys((local[c.n], c.quote) for c in answer.citations if c.quote)
+        # Only checked quotes: an unchecked claim's nearest sentence is no evidence.
+        quoted = dict.fromkeys(
+            (local[c.n], c.quote) for c in answer.citations if c.quote and c.supported
+        )
         if quoted:
             # Each line starts with "[n]", so no quote can start a list or a heading.
             lines += ["Quoted:", ""]
@@ -65,13 +68,22 @@ def _renumber(text: str, local: dict[int, int]) -> str:
     pieces: list[str] = []
     last = 0
     for marker in parse_markers(text):
-        pieces.append(escape_answer(_display(text[last : marker.start])))
+        pieces.append(_after_marker(pieces, escape_answer(_display(text[last : marker.start]))))
         kept = [local[n] for n in marker.numbers if n in local]
         if kept:
             pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(kept)) + "]")
         last = marker.end
-    pieces.append(escape_answer(_display(text[last:])))
+    pieces.append(_after_marker(pieces, escape_answer(_display(text[last:]))))
     return escape_underlines("".join(pieces))
+
+
+def _after_marker(pieces: list[str], escaped: str) -> str:
+    """`escaped` with a `(` right after a written `[n]` escaped: `[1](//evil.example)` in a
+    model's reply would otherwise make the marker a link in any Markdown viewer."""
+    written = next((piece for piece in reversed(pieces) if piece), "")
+    if escaped.startswith("(") and written.endswith("]"):  # "[1][9](...)": 9 names no source
+        return "\\" + escaped
+    return escaped
 
 
 def _display(piece: str) -> str:

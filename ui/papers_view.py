@@ -31,6 +31,7 @@ from ui.render import (
     Turn,
     display_text,
     escape_export,
+    escape_message,
     escape_text,
     safe_url,
     tier_badge,
@@ -156,7 +157,7 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
                 llm=assistant.settings.llm,
             )
     except CompareError as e:
-        st.error(escape_text(str(e)))
+        st.error(escape_message(e))
         return
     st.session_state.setdefault(COMPARISONS_KEY, {}).setdefault(key, []).append(table)
 

@@ -35,8 +35,8 @@ _EXPORT_ACTIVE = re.compile(r"([\\`*_\[\]<>|&])")
 # setext `===`/`---`), Streamlit's :directives: and :icons:, and what GFM turns into links by
 # itself (`https:`, `www.`, `a@b.org`): the `:`, `.` or `@` that makes them is escaped.
 _ANSWER_ACTIVE = re.compile(r"([\\`\[\]<>$&|~#=:@])|(?<=w)(\.)|(?<=-)(-)|(-)(?=-)")
-# Our own and the libraries' error messages: as above, but `code` spans stay code.
-_MESSAGE_ACTIVE = re.compile(r"([\\\[\]<>$&|~])")
+# A `code` span in an error message (one line): shown as code, which nothing renders in.
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
 # A list item or heading opened right after a list marker ("- 2) Cumulative..." is a nested
 # list): the second marker is escaped.
 _NESTED_MARKER = re.compile(r"(?m)^(\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\d{0,9})(?=[-*+.)]\s)")
@@ -130,6 +130,12 @@ def display_answer(text: str, macros: Mapping[str, str] | None = None) -> str:
     return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", shown_text)
 
 
+def streamed_markdown(escaped: str) -> str:
+    """Streamed pieces (each escaped by `escape_answer`) joined: no list nested in a list item
+    on its line (`- - - - x` would nest one list per dash, thousands deep)."""
+    return _NESTED_MARKER.sub(lambda m: m.group(1) + "\\", escaped)
+
+
 def link_title(text: str) -> str:
     """Text for a Markdown link title `"..."`: one line, every ASCII punctuation escaped."""
     text = " ".join(_CONTROL.sub("", plain_text(text)).split())
@@ -139,10 +145,17 @@ def link_title(text: str) -> str:
 
 
 def escape_message(error: BaseException | str) -> str:
-    """An error message as one sentence: `code` spans kept (they are inert), nothing else."""
+    """An error or note as one line, escaped as `escape_text` escapes (a server's message may
+    hold links, `:icons:`, `:red[...]` or `openai:m:`, an emoji); `code` spans kept (inert)."""
     text = redact(str(error)).strip() or type(error).__name__  # every error shown passes here
-    text = _MESSAGE_ACTIVE.sub(r"\\\1", text)
-    return text[:1].upper() + text[1:]
+    text = without_bidi(text[:1].upper() + text[1:])
+    pieces: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_spaced(escape_text, text[last : span.start()]), span.group(0)]
+        last = span.end()
+    pieces.append(_spaced(escape_text, text[last:]))
+    return "".join(pieces).strip()
 
 
 def card_anchor(turn_index: int, n: int) -> str:
@@ -178,15 +191,20 @@ def link_markers(
 def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
     """The answer with every [n] of a cited source linking to its card below; hovering [n]
     shows the paper's title, tier and the quote."""
+    by_number = citations_by_number(answer)
     quotes = {
-        n: next((c.quote for c in cs if c.quote), "")
-        for n, cs in citations_by_number(answer).items()
+        n: next((c.quote for c in cs if c.quote and c.supported), "") for n, cs in by_number.items()
     }
 
     def title(n: int) -> str:
         paper = answer.sources[n - 1].paper
         parts = [paper.shown_title, paper.tier or paper.decision or "decision unknown"]
-        said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
+        if quotes[n]:
+            said = f"“{quotes[n]}”"
+        elif any(c.supported is False for c in by_number[n]):
+            said = "the claim is not found in this abstract"
+        else:
+            said = "the claim is not checked against this abstract"
         return " · ".join(p for p in parts if p) + f" — {said}"
 
     macros = own_macros((s.paper.title, s.paper.abstract) for s in answer.sources)
@@ -293,8 +311,9 @@ class SourceRow:
 
     @property
     def quotes(self) -> list[str]:
-        """The sentences quoted as support (none for a claim not found in the abstract)."""
-        return [c.quote for c in self.citations if c.quote]
+        """The sentences quoted as support: none for a claim not found in the abstract, nor
+        for an unchecked one (a sentence marked would pass for evidence it is not)."""
+        return [c.quote for c in self.citations if c.quote and c.supported]
 
     @property
     def supported(self) -> bool | None:

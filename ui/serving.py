@@ -49,8 +49,8 @@ def refused_address() -> str | None:
     shown = address or "every interface"
     return (
         f"refusing to listen on {shown} (set in {where}): this app serves 127.0.0.1 only; "
-        "start it with `--server.address ADDRESS` to expose it on purpose, or run "
-        "`streamlit run` on the real ui/app.py, whose ui/.streamlit/config.toml is read then"
+        "start it with `python -m ui` (as `make run` does), adding `--server.address ADDRESS` "
+        "to expose it on purpose"
     )
 
 

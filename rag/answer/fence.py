@@ -3,7 +3,9 @@
 A model reads `<\u200b/sources>`, `</sоurces>` (a Cyrillic о), `</sour\u00adces>`,
 `＜／ｓｏｕｒｃｅｓ＞`, `⟨/sources⟩`, `<\\/sources>` and `&lt;/sources&gt;` as the closing tag
 they imitate. So tags are looked for in a folded copy of the text: escapes decoded (HTML
-entities, `&amp;lt;` too, `\\u003c`, `\\x3c`, `%3C`), NFKC (full-width and styled letters
+entities, `\\u003c`, `\\x3c`, octal `\\074`, `%3C`, and escapes of escapes: `&amp;lt;`, `%253C`,
+`%26lt;`), Unicode tag characters (U+E0020..U+E007E, invisible, yet read by a model as the
+ASCII they shadow: "ASCII smuggling") read as that ASCII, NFKC (full-width and styled letters
 become ASCII), invisible characters dropped (format characters: zero-width, soft hyphen,
 bidi controls; combining marks; the Hangul and braille fillers), angle-bracket look-alikes
 (`⟨ 〈 ‹ « 《 ❮ ˂ ︿` ...) folded to `<` and `>`, Unicode's confusables folded to the ASCII
@@ -41,12 +43,14 @@ _BRACKETS = {
 _ENTITY = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{0,31}));?")
 _ESCAPE = re.compile(
     r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{2})|%([0-9a-fA-F]{2})"
+    r"|\\([0-7]{1,3})"
 )
+_TAG_CHARS = range(0xE0020, 0xE007F)  # U+E0041 is read as "A"
 _ESCAPE_LEAD = frozenset("&\\%")
 
 
 @cache
-def _confusables() -> dict[str, str]:
+def confusables() -> dict[str, str]:
     """Non-ASCII character -> the ASCII character it imitates, for `<`, `>`, `/` and letters."""
     data = json.loads(
         resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
@@ -91,28 +95,33 @@ def _entity(text: str, i: int) -> tuple[str, int] | None:
 
 
 def _unescape(text: str, i: int) -> tuple[str, int] | None:
-    """The character an escape at `text[i]` spells and where it ends (`&amp;lt;` is `<`)."""
+    """The character an escape at `text[i]` spells and where it ends; an escape that spells
+    the start of another (`&amp;lt;`, `%253C`, `%26lt;`) is read on, as a model reads it."""
+    found = _unescape_once(text, i)
+    for _ in range(4):
+        if not found or found[0] not in _ESCAPE_LEAD:
+            break
+        deeper = _unescape_once(found[0] + text[found[1] : found[1] + 40], 0)
+        if not deeper:
+            break
+        found = deeper[0], found[1] + deeper[1] - 1
+    return found
+
+
+def _unescape_once(text: str, i: int) -> tuple[str, int] | None:
     if text[i] == "&":
-        found = _entity(text, i)
-        for _ in range(4):  # `&amp;lt;` and deeper: what a model reads after unescaping
-            if not found or found[0] != "&":
-                break
-            deeper = _entity("&" + text[found[1] : found[1] + 40], 0)
-            if not deeper:
-                break
-            found = deeper[0], found[1] + deeper[1] - 1
-        return found
+        return _entity(text, i)
     m = _ESCAPE.match(text, i)
     if not m:
         return None
-    digits = next(g for g in m.groups() if g)
-    char = _codepoint(digits, 16)
+    index, digits = next((n, g) for n, g in enumerate(m.groups()) if g)
+    char = _codepoint(digits, 8 if index == 4 else 16)
     return (char, m.end()) if char else None
 
 
 def _fold(text: str) -> tuple[str, list[tuple[int, int]]]:
     """The folded text, and for each of its characters the span of `text` it came from."""
-    table = _confusables()
+    table = confusables()
     folded: list[str] = []
     spans: list[tuple[int, int]] = []
     i = 0
@@ -120,6 +129,8 @@ def _fold(text: str) -> tuple[str, list[tuple[int, int]]]:
         char, end = text[i], i + 1
         if char in _ESCAPE_LEAD and (found := _unescape(text, i)):
             char, end = found
+        if ord(char) in _TAG_CHARS:
+            char = chr(ord(char) - 0xE0000)
         if char.isascii():
             folded.append(char.lower())
             spans.append((i, end))

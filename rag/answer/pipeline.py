@@ -38,7 +38,7 @@ from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
-from rag.answer.streaming import reply_text, streamed
+from rag.answer.streaming import capped, reply_text, streamed, within
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
 from rag.lang.messages import MESSAGES, question_language
@@ -128,8 +128,10 @@ def answer(
         return _offline(turn, assistant)
     model = assistant.chat_model
 
+    cap = budget.reply_bytes
+
     def ask(messages: list[BaseMessage]) -> str:
-        return reply_text(llm_budget.invoke(model, messages, budget).content)
+        return within(reply_text(llm_budget.invoke(model, messages, budget).content), cap)[0]
 
     try:
         try:
@@ -166,7 +168,7 @@ def stream_answer(
     assert model is not None
 
     def ask(messages: list[BaseMessage]) -> str:  # the second try, read whole (and streamed)
-        return "".join(reply_text(c.content) for c in llm_budget.stream(model, messages, budget))
+        return "".join(streamed(model, messages, budget))
 
     parts: list[str] = []
     try:
@@ -286,8 +288,7 @@ def _standalone(
     try:
         messages = rewrite_messages(question, turns, english=foreign, previous=previous or ())
         # Streamed, so a timeout closes the request and a local server stops working on it.
-        chunks = llm_budget.stream(assistant.chat_model, messages, budget)
-        reply = "".join(reply_text(chunk.content) for chunk in chunks)
+        reply = "".join(capped(assistant.chat_model, messages, budget))
     except Exception as e:
         raise _model_error(e, assistant, original) from None
     rewritten = _clean_rewrite(reply)
@@ -395,9 +396,10 @@ def _pieces(text: str) -> Iterator[str]:
 
 
 def _budget(assistant: Assistant) -> Budget:
-    """llm.timeout is the total for one answer: rewrite, answer, stream and retries."""
+    """llm.timeout is the total for one answer: rewrite, answer, stream and retries; a reply is
+    read up to a byte budget that llm.max_tokens sets."""
     llm = assistant.settings.llm
-    return Budget(llm.timeout, llm.max_retries)
+    return Budget(llm.timeout, llm.max_retries, max_tokens=llm.max_tokens)
 
 
 def _model_error(error: Exception, assistant: Assistant, question: str) -> AnswerError:

@@ -6,6 +6,7 @@ Separate from `rag.answer.pipeline`, which decides what to ask; this only reads 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 from rag.models import budget as llm_budget
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 
 
 def streamed(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> Iterator[str]:
-    """The reply's pieces as they come; an empty stream is asked again whole, once.
+    """The reply's pieces as they come, up to `budget.reply_bytes` (the stream is then closed:
+    a server that ignores max_tokens or never stops is not read on); an empty stream is asked
+    again whole, once.
 
     llama-cpp-python answers a streamed prompt longer than its window with an empty stream
     (HTTP 200, no event); asked without streaming it refuses with the 400 that says so, which
@@ -26,18 +29,38 @@ def streamed(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) 
     """
     got = False
     try:
-        for chunk in llm_budget.stream(model, messages, budget):
-            piece = reply_text(chunk.content)
-            if piece:
-                got = True
-                yield piece
+        for piece in capped(model, messages, budget):
+            got = True
+            yield piece
     except ValueError as e:  # LangChain's "No generation chunks were returned"
         if got or "no generation chunks" not in str(e).lower():
             raise
     if not got:
         whole = _whole(model, messages, budget)
         if whole:
-            yield whole
+            yield within(whole, budget.reply_bytes)[0]
+
+
+def capped(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> Iterator[str]:
+    """The streamed reply's pieces up to `budget.reply_bytes`; then the stream is closed."""
+    left = budget.reply_bytes
+    with closing(llm_budget.stream(model, messages, budget)) as chunks:
+        for chunk in chunks:
+            piece, left = within(reply_text(chunk.content), left)
+            if piece:
+                yield piece
+            if left == 0:
+                return
+
+
+def within(text: str, left: int | None) -> tuple[str, int | None]:
+    """`text` cut to `left` bytes of UTF-8 (at a character), and the bytes left after it."""
+    if left is None:
+        return text, None
+    data = text.encode()
+    if len(data) <= left:
+        return text, left - len(data)
+    return data[:left].decode(errors="ignore"), 0
 
 
 def _whole(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) -> str:

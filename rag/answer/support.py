@@ -27,6 +27,7 @@ from typing import TypeVar
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import unit_rows
@@ -64,14 +65,20 @@ class Quote:
     paper_id: str
     quote: str
     similarity: float
-    # Its weakest claim against the abstract (`support_score`); None: not measured, as the
-    # sentence model cannot read the claim (the floor holds for English and MiniLM only).
+    # Its weakest claim against the abstract (the best of `passage_scores`); None: not
+    # measured, as the sentence model cannot read the claim (the floor holds for English and
+    # MiniLM only).
     support: float | None = VERBATIM_SUPPORT
     floor: float = field(default=MINILM.support_floor, repr=False)  # Calibration.support_floor
+    # A claim negates its nearest passage, or has a number the abstract does not
+    # (rag.answer.claim_check): not supported, whatever the similarity says.
+    contradicted: bool = False
 
     @property
     def supported(self) -> bool | None:
-        return None if self.support is None else self.support >= self.floor
+        if self.support is None:
+            return None
+        return not self.contradicted and self.support >= self.floor
 
 
 def claims(text: str) -> list[Claim]:
@@ -126,15 +133,19 @@ def best_quotes(
     marker with no sentence of its own gets no quote.
     """
     by_number: dict[int, list[str]] = {}
+    cited_with: dict[str, set[int]] = {}  # a claim's numbers may come from any source it cites
     for claim in claims(text):
         for n in claim.numbers:
             if n in papers:
                 if not claim.text and fallback_claim is None:
                     continue  # a bare marker: no claim to support (the model's answers)
-                said = claim.text or fallback_claim or text
-                # Judged on what the English model can read of it: a mostly English claim
+                # Read as a person reads it (Cyrillic look-alikes as Latin letters), then
+                # judged on what the English model can read of it: a mostly English claim
                 # without its few Chinese letters; a Chinese claim stays as it is (unmeasured).
-                by_number.setdefault(n, []).append(english_part(said) or said)
+                said = fold_lookalikes(claim.text or fallback_claim or text)
+                said = english_part(said) or said
+                by_number.setdefault(n, []).append(said)
+                cited_with.setdefault(said, set()).update(claim.numbers)
     if not by_number:
         return {}
     candidates: dict[int, list[str]] = {
@@ -177,32 +188,39 @@ def best_quotes(
         sims = sims + weight * np.stack([lexical_scores(c, spelled) for c in claim_list]).T
         best = np.unravel_index(int(np.argmax(sims)), sims.shape)
         quote = candidates[n][int(best[0])]
-        support = None
+        support, contradicted = None, False
         if measure_support and all(is_english(c) for c in claim_list):
             matrix = np.stack([sentence_vec[p] for p in passages[n]])
-            support = min(
-                support_score(
+            scores = [
+                passage_scores(
                     spelled_claims[n][c], passages[n], claim_vec, matrix, idf, calibration
                 )
                 for c in claim_list
+            ]
+            support = min(float(np.max(s)) for s in scores)
+            contradicted = any(
+                contradicts(c, passages[n][int(np.argmax(s))])
+                or new_numbers(
+                    c, " ".join(papers[m].abstract for m in cited_with[c] if m in papers)
+                )
+                for c, s in zip(claim_list, scores, strict=True)
             )
         floor = calibration.support_floor
-        quotes[n] = Quote(n, papers[n].id, quote, float(sims[best]), support, floor)
+        quotes[n] = Quote(n, papers[n].id, quote, float(sims[best]), support, floor, contradicted)
     return quotes
 
 
-def support_score(
+def passage_scores(
     claim: str,
     passages: Sequence[str],
     claim_vec: dict[str, np.ndarray],
     passage_matrix: np.ndarray,
     idf: Callable[[str], float] | None,
     calibration: Calibration = MINILM,
-) -> float:
-    """The best passage's cosine to `claim` + the lexical weight x the rare terms they share."""
+) -> np.ndarray:
+    """Each passage's cosine to `claim` + the lexical weight x the rare terms they share."""
     shared = lexical_scores(claim, passages, idf)
-    weight = calibration.support_lexical_weight
-    return float(np.max(passage_matrix @ claim_vec[claim] + weight * shared))
+    return passage_matrix @ claim_vec[claim] + calibration.support_lexical_weight * shared
 
 
 def _with_pairs(sentences: list[str]) -> list[str]:

@@ -25,6 +25,7 @@ _SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|HEADE
 # of the URL: a password may hold a `/`, `?` or `#` that was not percent-encoded.
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s'\"<>]*@")
 _MIN_SECRET = 4  # shorter values ("1", "yes") would blank out ordinary words
+PATH_SECRET = 8  # a piece of a server URL's path this long may be a key (`/sk-…/v1`)
 
 
 def secret_names(settings: Settings | None = None) -> set[str]:
@@ -65,7 +66,9 @@ def secret_values(settings: Settings | None = None) -> list[str]:
 
 
 def _url_secrets(url: str | None) -> set[str]:
-    """The user name, password and query values of a configured server URL."""
+    """The user name, password, query values, and the long pieces of the path and `;params`
+    of a configured server URL: some gateways take the key in the path (`…/sk-abc123/v1`);
+    pieces shorter than `PATH_SECRET` (`v1`, `api`, `openai`) stay readable."""
     if not url:
         return set()
     try:
@@ -74,6 +77,7 @@ def _url_secrets(url: str | None) -> set[str]:
         found |= {value for _, value in parse_qsl(parts.query)}
     except ValueError:
         return set()
+    found |= {p for p in re.split(r"[/;=,&]", parts.path) if len(p) >= PATH_SECRET}
     return {form for value in found if value for form in (value, unquote(value))}
 
 
@@ -86,19 +90,17 @@ def redact(text: str, settings: Settings | None = None) -> str:
 
 
 def display_url(url: str) -> str:
-    """`url` without its `user:password@`, query or fragment, for sidebars and messages.
+    """`url` as scheme, host and port only, for sidebars and messages.
 
     Whatever precedes the last `@` may be a password, even past a `/`, `?` or `#` that the
-    user did not percent-encode, so all of it goes; a query (`?api_key=...`) shows as `?…`.
+    user did not percent-encode, so all of it goes; the path, `;params`, query and fragment
+    may hold a key (`…/sk-abc123/v1`, `?api_key=…`), so they go too.
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
-        return _USERINFO.sub(r"\1", url)
-    rest = rest.rpartition("@")[2]
-    cuts = [i for i in (rest.find("?"), rest.find("#")) if i >= 0]
-    if cuts:
-        rest = rest[: min(cuts)] + rest[min(cuts)] + "…"
-    return f"{scheme}://{rest}"
+        return _USERINFO.sub(r"\1", url).split("/", 1)[0]
+    host = re.split(r"[/?#;]", rest.rpartition("@")[2], maxsplit=1)[0]
+    return f"{scheme}://{host}"
 
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -308,7 +308,9 @@ def compare_with_model(
     name = model_name or str(getattr(chat_model, "model_name", "") or type(chat_model).__name__)
     try:
         reply = budget.invoke(
-            chat_model, compare_messages(papers), budget.Budget(llm.timeout, llm.max_retries)
+            chat_model,
+            compare_messages(papers),
+            budget.Budget(llm.timeout, llm.max_retries, max_tokens=llm.max_tokens),
         )
     except Exception as e:
         raise CompareError(

@@ -9,6 +9,11 @@ caller stops waiting for at the deadline, retries (429, 5xx, dropped connections
 while time is left, a `Retry-After` is honoured up to `RETRY_AFTER_CAP`, and the HTTP client
 that `rag.models.factory` gives OpenAI-compatible models ends any response still arriving at the
 deadline, so an abandoned call does not drip on in the background.
+
+A reply has a byte budget too, tied to `llm.max_tokens`: a server may ignore the limit and send
+10 MB or stream forever. The text read is cut at `reply_bytes` (rag.answer.streaming), and the
+HTTP client stops a response body past `body_bytes` (the JSON and event framing around the text
+included) with `ReplyTooLong`.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import contextvars
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,10 +34,20 @@ T = TypeVar("T")
 RETRY_AFTER_CAP = 5.0  # seconds: the most of a server's Retry-After that is honoured
 BACKOFF_START, BACKOFF_MAX = 0.5, 8.0  # without Retry-After, as the OpenAI client backs off
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
+_BODY_BYTES: contextvars.ContextVar[int | None] = contextvars.ContextVar("body", default=None)
+# A token is 1 to 4 bytes of UTF-8 text in practice; 16 leaves room for the longest ones.
+REPLY_BYTES_PER_TOKEN = 16
+# Streamed, each token comes in an event of about 250 bytes (ids, model name, JSON framing).
+BODY_BYTES_PER_TOKEN = 1024
+BODY_BYTES_FLOOR = 64 * 1024  # an error body, a short reply's framing
 
 
 class BudgetExceeded(TimeoutError):
     """The answer did not finish within `llm.timeout` (everything included)."""
+
+
+class ReplyTooLong(ValueError):
+    """The server sent more than `llm.max_tokens` could make (`Budget.body_bytes`)."""
 
 
 @dataclass
@@ -40,6 +55,19 @@ class Budget:
     seconds: float
     retries: int = 0
     started: float = field(default_factory=time.monotonic)
+    max_tokens: int | None = None  # the reply's byte budgets follow from it
+
+    @property
+    def reply_bytes(self) -> int | None:
+        """The most text of one reply that is read (UTF-8 bytes)."""
+        return None if self.max_tokens is None else self.max_tokens * REPLY_BYTES_PER_TOKEN
+
+    @property
+    def body_bytes(self) -> int | None:
+        """The most bytes of one HTTP response body that are read."""
+        if self.max_tokens is None:
+            return None
+        return BODY_BYTES_FLOOR + self.max_tokens * BODY_BYTES_PER_TOKEN
 
     @property
     def deadline(self) -> float:
@@ -58,7 +86,7 @@ def invoke(model: Any, messages: Any, budget: Budget) -> Any:
     return _retrying(budget, lambda: _within(budget, lambda: model.invoke(messages)))
 
 
-def stream(model: Any, messages: Any, budget: Budget) -> Iterator[Any]:
+def stream(model: Any, messages: Any, budget: Budget) -> Generator[Any, None, None]:
     """`model.stream(messages)` chunk by chunk; it may be retried until its first chunk."""
 
     def first_chunk() -> tuple[Any, Iterator[Any]]:
@@ -88,8 +116,8 @@ def _retryable(error: Exception) -> bool:
         import openai
     except ImportError:  # pragma: no cover - openai is a dependency
         return False
-    if isinstance(error, openai.APITimeoutError):
-        return False  # the time is spent
+    if isinstance(error, openai.APITimeoutError) or too_long(error):
+        return False  # the time is spent; the same server would send as much again
     response = getattr(error, "response", None)
     should = getattr(response, "headers", {}).get("x-should-retry")
     if should in ("true", "false"):  # the server's word, as the OpenAI client takes it
@@ -97,6 +125,18 @@ def _retryable(error: Exception) -> bool:
     if isinstance(error, openai.APIStatusError):
         return error.status_code in (408, 409, 429) or error.status_code >= 500
     return isinstance(error, openai.APIConnectionError)
+
+
+def too_long(error: BaseException) -> bool:
+    """Whether `error` (or what caused it: the OpenAI client wraps it) is `ReplyTooLong`."""
+    seen: BaseException | None = error
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, ReplyTooLong):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def retry_after(error: Exception) -> float | None:
@@ -166,14 +206,17 @@ def _stream_within(budget: Budget, open_stream: Callable[[], Iterator[T]]) -> It
 
 
 def _start(work: Callable[[], None], budget: Budget) -> None:
-    """Start `work` in a daemon thread that knows the deadline (for `DeadlineTransport`)."""
+    """Start `work` in a daemon thread that knows the deadline and the body's byte budget
+    (for `DeadlineTransport`)."""
     context = contextvars.copy_context()
     context.run(_DEADLINE.set, budget.deadline)
+    context.run(_BODY_BYTES.set, budget.body_bytes)
     threading.Thread(target=context.run, args=(work,), daemon=True, name="llm-call").start()
 
 
 class DeadlineTransport(httpx.BaseTransport):
-    """An httpx transport that ends requests and responses at the current budget's deadline.
+    """An httpx transport that ends requests and responses at the current budget's deadline,
+    and a response body past its byte budget (`ReplyTooLong`).
 
     Without a budget (no answer running), requests pass through unchanged.
     """
@@ -193,8 +236,17 @@ class DeadlineTransport(httpx.BaseTransport):
             name: min(timeouts.get(name) or left, left)
             for name in ("connect", "read", "write", "pool")
         }
+        max_bytes = _BODY_BYTES.get()
+        if max_bytes is not None:  # bytes counted are bytes read: no gzip bomb behind them
+            request.headers["accept-encoding"] = "identity"
         response = self.inner.handle_request(request)
-        response.stream = _DeadlineStream(response.stream, deadline, request)  # type: ignore[arg-type]
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if max_bytes is not None and encoding != "identity":
+            response.close()
+            raise ReplyTooLong(f"the reply came compressed ({encoding}) though asked not to be")
+        response.stream = _DeadlineStream(  # type: ignore[assignment]
+            response.stream, deadline, request, max_bytes
+        )
         return response
 
     def close(self) -> None:
@@ -202,13 +254,20 @@ class DeadlineTransport(httpx.BaseTransport):
 
 
 class _DeadlineStream(httpx.SyncByteStream):
-    def __init__(self, inner: Any, deadline: float, request: httpx.Request) -> None:
+    def __init__(
+        self, inner: Any, deadline: float, request: httpx.Request, max_bytes: int | None
+    ) -> None:
         self.inner, self.deadline, self.request = inner, deadline, request
+        self.max_bytes = max_bytes
 
     def __iter__(self) -> Iterator[bytes]:
+        read = 0
         for chunk in self.inner:
             if time.monotonic() >= self.deadline:
                 raise httpx.ReadTimeout("the answer's time budget is spent", request=self.request)
+            read += len(chunk)
+            if self.max_bytes is not None and read > self.max_bytes:
+                raise ReplyTooLong(f"the reply passed {self.max_bytes:,} bytes")
             yield chunk
 
     def close(self) -> None:

@@ -144,6 +144,14 @@ def model_error_message(error: Exception, settings: LLMSettings, model: str) -> 
     )
     if isinstance(error, TimeoutError):  # rag.models.budget.BudgetExceeded: the answer's time is up
         return timed_out
+    from rag.models.budget import too_long
+
+    if too_long(error):
+        return (
+            f"{where} sent far more for {model} than llm.max_tokens = {settings.max_tokens} "
+            f"allows ({_short(str(_cause(error)))}): reading stopped there. Check that the "
+            "server honours max_tokens."
+        )
     try:
         import openai
     except ImportError:  # another provider's client: keep the generic message
@@ -176,6 +184,16 @@ def model_error_message(error: Exception, settings: LLMSettings, model: str) -> 
             f"{where} answered {error.status_code}{retried} for {model}: {_short(error.message)}."
         )
     return generic
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The innermost cause of `error` (the OpenAI client wraps what its transport raised)."""
+    for _ in range(5):
+        inner = error.__cause__ or error.__context__
+        if inner is None:
+            break
+        error = inner
+    return error
 
 
 def _short(text: str, limit: int = 200) -> str:
