@@ -351,10 +351,12 @@ def first_numbers(turns: Sequence[Turn]) -> dict[str, tuple[int, int]]:
 
 
 def card_details(paper: Paper) -> str:
-    """Authors (only when their order is known) and keywords, escaped; '' when neither."""
+    """Authors (saying so when their order is not known) and keywords, escaped; '' when
+    neither."""
     lines = []
-    if authors_in_order(paper):
-        lines.append("**Authors:** " + escape_text(", ".join(paper.authors)))
+    if paper.authors:
+        order = "" if authors_in_order(paper) else " *(order not known)*"
+        lines.append("**Authors:** " + escape_text(", ".join(paper.authors)) + order)
     if paper.keywords:
         lines.append("**Keywords:** " + escape_text(", ".join(paper.keywords)))
     return "  \n".join(lines)

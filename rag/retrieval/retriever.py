@@ -14,8 +14,10 @@ from rag.index.bm25 import KeywordIndex
 from rag.index.multilingual import MultilingualIndex
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import english_query
+from rag.lang.intent import read_question, without_venue
 from rag.retrieval.calibration import MINILM, Calibration, calibration_for
 from rag.retrieval.names import PaperNames, named_first
+from rag.retrieval.people import PaperPeople, person_first
 from rag.retrieval.relevance import Relevance
 from rag.settings import MAX_K, RetrievalSettings, Settings
 from rag.types import Filters, RetrievedPaper
@@ -36,9 +38,12 @@ class Retriever:
     _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
     # The method names of the papers' titles ("What is FlexPrefill?", rag.retrieval.names).
     names: PaperNames = field(init=False, repr=False)
+    # The authors of the papers ("papers by Max Tegmark", rag.retrieval.people).
+    people: PaperPeople = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.names = PaperNames(self.index)
+        self.people = PaperPeople(self.index)
 
     def search(
         self,
@@ -55,7 +60,7 @@ class Retriever:
             raise ValueError(f"k = {k!r}: ask for 1 to {MAX_K} papers")
         filters = filters or Filters()
         original = query.strip()
-        query = english_query(original)
+        query = english_query(without_venue(original))  # "at ICLR 2025" names every paper
         if not query:
             return []
         fetch = self.settings.fetch_k
@@ -91,6 +96,9 @@ class Retriever:
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         if mode == "hybrid":  # a question that names a method: its paper first
             ranked, fused = named_first(ranked, self.names.named(original, keyword), fused)
+            # A question that names an author: all their papers first.
+            person = self.people.named(original, read_question(original).people, keyword)
+            ranked, fused = person_first(ranked, person, fused)
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
         wanted = k * 4 if diverse else k
