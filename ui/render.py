@@ -316,6 +316,10 @@ def source_line(row: SourceRow) -> str:
     return f"\\[{row.n}\\] {display_text(row.source.paper.shown_title)}"
 
 
+# A title record: an accepted paper whose abstract the bundled corpus lacks (issue 30).
+NO_ABSTRACT = "*abstract not in the bundled corpus (`rag fetch openreview` gets it)*"
+
+
 def source_facts(
     row: SourceRow, abstained: bool = False, first: tuple[int, int] | None = None
 ) -> str:
@@ -324,6 +328,8 @@ def source_facts(
     paper = row.source.paper
     facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
     facts.append(source_link(paper.url))
+    if not paper.has_abstract:
+        facts.append(NO_ABSTRACT)
     if abstained:
         facts.append("closest, low match")
     elif row.cited:

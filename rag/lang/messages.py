@@ -41,6 +41,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
         "no_abstract": "abstract not in the bundled corpus; `rag fetch openreview "
         "ICLR.cc/2025/Conference` gets it",
+        "title_record": "The index holds this paper's record only (title, decision, authors, "
+        "link): its abstract is not in the bundled corpus, so nothing of its content can be "
+        "quoted.",
+        "titles_only": "Also found by title (abstract not in the bundled corpus):",
     },
     "zh": {
         "heading": (
@@ -67,6 +71,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
         "no_abstract": "随附语料库中没有这篇论文的摘要；可用 `rag fetch openreview "
         "ICLR.cc/2025/Conference` 获取",
+        "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
+        "随附语料库中没有它的摘要，因此无法引用其内容。",
+        "titles_only": "按标题还找到（随附语料库中没有摘要）：",
     },
 }
 
