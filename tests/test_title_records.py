@@ -111,3 +111,19 @@ def test_rag_search_json_says_whether_the_abstract_is_present(
     first = json.loads(out)["results"][0]
     assert first["paper_id"] == KAN and first["has_abstract"] is False and first["abstract"] == ""
     assert "Max Tegmark" in first["authors"]
+
+
+@pytest.mark.slow
+def test_how_many_papers_answers_with_a_count_its_rule_and_the_list(assistant: Any) -> None:
+    """The venue's name is not a topic word; title records count by their title."""
+    result = answer(
+        "How many papers at ICLR 2025 are about sparse autoencoders?", assistant=assistant
+    )
+    papers = assistant.retriever.index.all_papers()
+    wanted = [p for p in papers if "sparse autoencoder" in f"{p.title} {p.abstract}".lower()]
+    assert wanted  # Tegmark's switch sparse autoencoders, a title record
+    assert result.answer.startswith(f"{len(wanted)} of the {len(papers)} papers in the index match")
+    assert "Counting rule: a paper counts when its title or abstract contains" in result.answer
+    assert "iclr" not in result.answer.split("Counting rule")[1].split("\n")[0].lower()
+    assert "4 of the 12 papers have a title only" in result.answer
+    assert {c.paper_id for c in result.citations} == {p.id for p in wanted}

@@ -29,6 +29,7 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.aspects import asked_aspect, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
+from rag.answer.counts import count_answer
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.followup import follow_up
 from rag.answer.list_cut import listed
@@ -246,6 +247,8 @@ def _prepare(
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
     turn = Turn(question, standalone, sources, scope_note=note)
     turn.result = record_answer(turn, asked, assistant)
+    if turn.result is None and asked.count:  # "how many papers on Y": counted in the index
+        turn.result = count_answer(turn, asked, filters, assistant)
     if turn.result is not None:
         return turn
     unknown = assistant.retriever.names.unknown_name(standalone)
