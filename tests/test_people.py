@@ -114,13 +114,19 @@ def corpus(corpus_settings: Settings, embeddings: Any) -> Any:
 def test_papers_by_a_person_lists_all_of_theirs_with_tier_and_nothing_else(corpus: Any) -> None:
     indexed = {p.id for p in corpus.retriever.index.all_papers()}
     theirs = bundled_authors("Yoshua Bengio") & indexed
-    result = answer("papers by Yoshua Bengio", assistant=corpus)
+    assert len(theirs) == 12  # 5 with an abstract, 7 title records
+    result = answer("papers by Yoshua Bengio", assistant=corpus, k=len(theirs))
     assert not result.abstained
     assert {s.paper.id for s in result.sources} == theirs
     assert {c.paper_id for c in result.citations} == theirs
     assert all(s.paper.decision in result.answer for s in result.sources)
-    hits = corpus.retriever.search("Which papers is Yoshua Bengio an author of?")
-    assert {r.paper.id for r in hits[: len(theirs)]} == theirs
+    hits = corpus.retriever.search("Which papers is Yoshua Bengio an author of?", k=len(theirs))
+    assert {r.paper.id for r in hits} == theirs
+    # Up to the sources setting (retrieval.k), saying how many there are.
+    k = corpus.settings.retrieval.k
+    result = answer("papers by Yoshua Bengio", assistant=corpus)
+    assert len(result.sources) == k and {s.paper.id for s in result.sources} <= theirs
+    assert f"The first {k} of {len(theirs)} are listed" in result.answer
 
 
 @pytest.mark.slow

@@ -16,10 +16,9 @@ from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.support import Quote
-from rag.common.lexical import terms
-from rag.lang.gloss import english_query
 from rag.lang.intent import Asked
 from rag.lang.messages import message, question_language
+from rag.retrieval.names import asks_title
 from rag.types import Filters, Paper, RetrievedPaper
 
 
@@ -31,20 +30,6 @@ def question_filters(asked: Asked, filters: Filters | None, question: str) -> tu
         return filters, ""
     note = message("tier_filter", question).format(tiers=", ".join(asked.tiers))
     return Filters(tiers=list(asked.tiers), keywords=list(filters.keywords)), note
-
-
-# Shares of a title's content words a question must hold, and of the question's words the
-# title must hold, for the question to be asking about that paper by its title.
-TITLE_SHARE = 0.6
-
-
-def names_title(question: str, paper: Paper) -> bool:
-    """The question asks about `paper` by its title: most of the title's words are in it, and
-    most of its words are the title's ("summarize structure language models for protein
-    conformation generation")."""
-    asked, title = terms(english_query(question)), terms(paper.title)
-    shared = len(asked & title)
-    return bool(title) and shared / len(title) >= TITLE_SHARE and shared / len(asked) >= TITLE_SHARE
 
 
 def record_quote(n: int, paper: Paper) -> Quote:
@@ -78,7 +63,7 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
     is_named = named is not None and paper.id in named.paper_ids
     zh = question_language(question) == "zh"
     if not paper.has_abstract and not (asked.authors_of or asked.tier_asked):
-        if is_named or names_title(turn.standalone, paper):
+        if is_named or asks_title(turn.standalone, paper.title):
             facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
             return _answer(turn, lines, [sources[0]], assistant)

@@ -29,6 +29,7 @@ class Asked:
     people: bool = False  # words that ask for a person's papers ("papers by", "的论文")
     authors_of: bool = False  # words that ask a paper's authors ("who proposed X?")
     search: str = ""  # the question without the venue's name and the filtering tier words
+    listing: bool = False  # "which papers ...", "list ...", "哪些": a topic, not one paper
 
 
 @cache
@@ -106,6 +107,7 @@ def read_question(question: str) -> Asked:
         people=_has(text, "people"),
         authors_of=_has(text, "authors_of"),
         search=without_venue(search),
+        listing=listing,
     )
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
+from rag.lang.gloss import english_query
 from rag.types import Paper, RetrievedPaper
 
 # A name used by this many papers' titles and abstracts names no paper in particular.
@@ -109,6 +110,32 @@ def subject(question: str) -> str | None:
     if m:
         return (m.group("x") or m.group("y") or "").strip(" \"'“”「」《》")
     return None
+
+
+# Shares of a title's content words a question must hold, and of the question's words the
+# title must hold, for the question to be asking about that paper by its title ("Any papers on
+# federated learning?" holds 2 of the 3 words of "Problem-Parameter-Free Federated Learning":
+# not its title).
+TITLE_SHARE, QUESTION_SHARE = 0.8, 0.6
+
+
+def asks_title(question: str, title: str) -> bool:
+    """The question asks about a paper by its title: most of the title's words are in it,
+    and most of its words are the title's ("summarize structure language models for protein
+    conformation generation")."""
+    return bool(asked_titles(question, {"": title}))
+
+
+def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
+    """The ids of `titles` (id -> title) that the question asks about by title."""
+    asked = terms(english_query(question))
+    found = []
+    for pid, title in titles.items():
+        words = terms(title)
+        shared = len(asked & words)
+        if words and shared / len(words) >= TITLE_SHARE and shared / len(asked) >= QUESTION_SHARE:
+            found.append(pid)
+    return found
 
 
 def title_names(title: str) -> list[str]:
@@ -199,7 +226,8 @@ class NameIndex:
     def match(self, question: str) -> NameMatch | None:
         """The name the question asks about, when it names one of the indexed papers."""
         text = unicodedata.normalize("NFKC", question)
-        about = subject(text)
+        # "What is KAN?", or the name alone ("KAN"): the question's whole subject.
+        about = subject(text) or text.strip(" \t?.!。？！\"'")
         if about and _fold(about) in self.papers:
             key = _fold(about)
             return NameMatch(self.written[key], self.papers[key], True)

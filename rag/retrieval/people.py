@@ -60,14 +60,25 @@ class Person:
 
 
 class AuthorIndex:
-    def __init__(self, keys: dict[str, list[str]], papers: dict[str, list[str]]) -> None:
+    def __init__(
+        self,
+        keys: dict[str, list[str]],
+        papers: dict[str, list[str]],
+        titles: dict[str, str] | None = None,
+    ) -> None:
         self.keys = keys  # a folded way of writing a name -> the authors it names
         self.papers = papers  # an author as recorded -> their papers' ids
+        # The title records (no abstract in the corpus): id -> title. Retrieval finds them by
+        # name, title and author only (rag.retrieval.retriever).
+        self.titles = titles or {}
 
     @classmethod
     def build(cls, papers: Iterable[Paper]) -> AuthorIndex:
         by_author: dict[str, list[str]] = {}
+        titles: dict[str, str] = {}
         for paper in papers:
+            if not paper.has_abstract:
+                titles[paper.id] = paper.title
             for author in paper.authors:
                 ids = by_author.setdefault(author, [])
                 if paper.id not in ids:
@@ -85,7 +96,7 @@ class AuthorIndex:
             alone = len(authors) == 1 and len(surname) >= MIN_SURNAME and surname not in ordinary
             if alone and surname not in keys:
                 keys[f"={surname}"] = authors  # a surname alone: see `match`
-        return cls({k: sorted(v) for k, v in keys.items()}, by_author)
+        return cls({k: sorted(v) for k, v in keys.items()}, by_author, titles)
 
     def match(self, question: str, asks_people: bool = False) -> Person | None:
         """The person `question` names (the longest name written in it), or None."""
@@ -115,9 +126,19 @@ def person_first(
     rest in index order), each scored above the best, so they fill the top of the list."""
     if person is None:
         return list(ranked), fused
-    theirs = set(person.paper_ids)
+    return lifted(ranked, person.paper_ids, fused)
+
+
+def lifted(
+    ranked: Sequence[str], ids: Sequence[str], fused: dict[str, float]
+) -> tuple[list[str], dict[str, float]]:
+    """`ranked` with `ids` first (those ranked, in rank order, then the rest), each scored
+    above the best."""
+    if not ids:
+        return list(ranked), fused
+    theirs = set(ids)
     lead = [pid for pid in ranked if pid in theirs]
-    lead += [pid for pid in person.paper_ids if pid not in lead]
+    lead += [pid for pid in ids if pid not in lead]
     top = max(fused.values(), default=0.0)
     scores = dict(fused)
     for i, pid in enumerate(lead):
@@ -125,7 +146,7 @@ def person_first(
     return lead + [pid for pid in ranked if pid not in theirs], scores
 
 
-PEOPLE_VERSION = 1
+PEOPLE_VERSION = 2
 
 
 class PaperPeople:
@@ -147,7 +168,7 @@ class PaperPeople:
         cache = self.index.keyword_cache
         saved = cache.saved_extra("people", keyword.generation, PEOPLE_VERSION)
         try:
-            return AuthorIndex(dict(saved["keys"]), dict(saved["papers"]))
+            return AuthorIndex(dict(saved["keys"]), dict(saved["papers"]), dict(saved["titles"]))
         except (TypeError, KeyError, AttributeError):
             pass  # none saved for this generation, or not readable: build it
         people = AuthorIndex.build(self.index.all_papers())
@@ -155,7 +176,7 @@ class PaperPeople:
             "people",
             keyword.generation,
             PEOPLE_VERSION,
-            {"keys": people.keys, "papers": people.papers},
+            {"keys": people.keys, "papers": people.papers, "titles": people.titles},
         )
         return people
 
