@@ -164,3 +164,34 @@ def test_a_tier_word_filters_like_the_sidebar_and_says_so(
     result = answer(question, assistant=corpus)
     assert result.sources and all(s.paper.tier == tier for s in result.sources)
     assert tier in result.scope_note
+
+
+def test_the_chat_export_names_the_authors_and_marks_a_title_record() -> None:
+    from rag.answer.citations import CitedAnswer, cite
+    from rag.answer.support import Quote
+    from rag.types import RetrievedPaper
+    from ui.export import chat_markdown
+    from ui.render import Turn
+
+    kan = Paper(
+        id="Ozo7qJ5vZi",
+        title="KAN: Kolmogorov–Arnold Networks",
+        abstract="",
+        authors=("Max Tegmark", "Ziming Liu"),
+        decision="Accept (Oral)",
+        url="https://openreview.net/forum?id=Ozo7qJ5vZi",
+        extra={"authors_ordered": False},
+    )
+    sources = [RetrievedPaper(kan, 1.0, 1.0)]
+    result = CitedAnswer(
+        question="What is KAN?",
+        standalone_question="What is KAN?",
+        answer="Its record [1].",
+        citations=cite([Quote(1, kan.id, kan.title, 1.0)], sources),
+        sources=sources,
+        abstained=False,
+        model="offline:extractive",
+    )
+    references = chat_markdown([Turn("What is KAN?", answer=result)]).split("## References")[1]
+    assert "Max Tegmark, Ziming Liu (author order not known)" in references
+    assert "Abstract not in the bundled corpus" in references
