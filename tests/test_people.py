@@ -83,6 +83,23 @@ def test_tier_words_are_read_as_a_filter_or_a_question(
         assert not any(w in read.search.lower() for w in ("oral", "spotlight", "口头", "亮点"))
 
 
+@pytest.mark.parametrize(
+    ("question", "listing"),
+    [
+        ("Which papers study tokenizers?", True),
+        ("Any papers on federated learning?", True),
+        ("关于扩散模型的论文有哪些？", True),
+        # "find" inside a question about one paper's result is no list
+        (
+            "AI Sandbagging: Language Models can Strategically Underperform - what did they find?",
+            False,
+        ),
+    ],
+)
+def test_a_list_question_is_told_by_its_opening_word(question: str, listing: bool) -> None:
+    assert read_question(question).listing is listing
+
+
 def test_the_venue_is_not_a_search_term() -> None:
     assert (
         without_venue("main trends in LLM reasoning at ICLR 2025") == "main trends in LLM reasoning"

@@ -87,6 +87,30 @@ def test_a_paper_without_an_abstract_is_answered_from_its_record_alone(assistant
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is there a paper called KAN?",  # the rest of the question only frames the name
+        "KAN",  # the name alone
+        "Not All Language Model Features Are One-Dimensionally Linear",  # the exact title
+        "what does KAN do for learnable activation functions on edges",  # no word of its title
+    ],
+)
+def test_a_title_record_is_found_by_its_name_or_title(assistant: Any, question: str) -> None:
+    found = [r.paper.id for r in assistant.retriever.search(question)]
+    if question.startswith("what does KAN do"):  # a name among other topic words: not lifted
+        assert KAN not in found[:1]
+    else:
+        assert found[0] in TEGMARK
+
+
+@pytest.mark.slow
+def test_a_title_record_is_not_found_by_its_titles_words_in_a_list(assistant: Any) -> None:
+    found = assistant.retriever.search("Which papers study sparse autoencoders?")
+    assert all(r.paper.has_abstract for r in found)
+
+
+@pytest.mark.slow
 def test_a_chinese_question_gets_the_mark_in_chinese(assistant: Any) -> None:
     result = answer("VideoShield 这篇论文讲了什么？", assistant=assistant)
     assert [c.paper_id for c in result.citations] == [VIDEOSHIELD]

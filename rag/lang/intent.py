@@ -73,7 +73,7 @@ def read_question(question: str) -> Asked:
     text = " ".join(question.split())
     lower = text.casefold()
     zh = any(_chinese(c) for c in text)
-    listing = _has(text, "list_openers")
+    listing = _opens_list(text)
     count = _counts(text)
     yes_no = (not zh and lower.split(" ", 1)[0] in words()["words"]["yes_no_openers"]) or (
         zh and _has(text, "yes_no_zh")
@@ -109,6 +109,13 @@ def read_question(question: str) -> Asked:
         search=without_venue(search),
         listing=listing,
     )
+
+
+def _opens_list(text: str) -> bool:
+    """ "Which papers ...", "List ...", "Any papers on ...": an English list question opens with
+    its word; a Chinese one holds it anywhere ("关于 X 的论文有哪些")."""
+    m = _pattern(tuple(words()["words"]["list_openers"])).search(text)
+    return m is not None and (_chinese(m.group()) or not text[: m.start()].strip())
 
 
 def _counts(text: str) -> bool:

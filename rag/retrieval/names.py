@@ -38,6 +38,7 @@ from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import english_query
+from rag.lang.intent import words
 from rag.types import Paper, RetrievedPaper
 
 # A name used by this many papers' titles and abstracts names no paper in particular.
@@ -136,6 +137,19 @@ def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
         if words and shared / len(words) >= TITLE_SHARE and shared / len(asked) >= QUESTION_SHARE:
             found.append(pid)
     return found
+
+
+def named_records(question: str, match: NameMatch | None, titles: dict[str, str]) -> list[str]:
+    """The title records (id -> title in `titles`) a question names inside a longer question:
+    "what does CaPo do for multi-agent cooperation" (a word of the rest is in its title), "Is
+    there a paper called KAN?" (the rest only frames the name). Retrieval has no candidates to
+    check them against (they are not among them), so the title stands in."""
+    ids = [pid for pid in (match.paper_ids if match else ()) if pid in titles]
+    if match is None or not ids:
+        return []
+    frame = terms(" ".join(words()["words"]["name_frame"]))
+    rest = terms(english_query(question)) - terms(match.name) - frame
+    return [pid for pid in ids if not rest or rest & terms(titles[pid])]
 
 
 def title_names(title: str) -> list[str]:

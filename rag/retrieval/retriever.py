@@ -16,7 +16,7 @@ from rag.index.papers import PaperIndex
 from rag.lang.gloss import english_query
 from rag.lang.intent import read_question, without_venue
 from rag.retrieval.calibration import MINILM, Calibration, calibration_for
-from rag.retrieval.names import PaperNames, asked_titles, named_first
+from rag.retrieval.names import PaperNames, asked_titles, named_first, named_records
 from rag.retrieval.people import PaperPeople, lifted, person_first
 from rag.retrieval.relevance import Relevance
 from rag.settings import MAX_K, RetrievalSettings, Settings
@@ -101,7 +101,9 @@ class Retriever:
         crosslingual_floor = min(crosslingual.values(), default=0.0)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         if mode == "hybrid":  # a question that names a method: its paper first
-            ranked, fused = named_first(ranked, self.names.named(original, keyword), fused)
+            match = self.names.named(original, keyword)
+            ranked, fused = named_first(ranked, match, fused)
+            ranked, fused = lifted(ranked, named_records(original, match, records), fused)
             # A question that names an author: all their papers first.
             asked = read_question(original)
             person = self.people.named(original, asked.people, keyword)
