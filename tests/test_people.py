@@ -212,3 +212,13 @@ def test_the_chat_export_names_the_authors_and_marks_a_title_record() -> None:
     references = chat_markdown([Turn("What is KAN?", answer=result)]).split("## References")[1]
     assert "Max Tegmark, Ziming Liu (author order not known)" in references
     assert "Abstract not in the bundled corpus" in references
+
+
+@pytest.mark.slow
+def test_a_name_a_title_record_also_defines_leads_to_the_paper_with_an_abstract(
+    corpus: Any,
+) -> None:
+    """ "VLAS" is VLAS's leading name and a title record's "(VLAs)": the paper that introduces
+    it, with an abstract, comes first (bench.named_eval, name-063)."""
+    found = corpus.retriever.search("How does VLAS work?")
+    assert found[0].paper.id == "K4FAFNRpko" and found[0].paper.title.startswith("VLAS:")

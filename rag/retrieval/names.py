@@ -145,7 +145,7 @@ def named_records(question: str, match: NameMatch | None, titles: dict[str, str]
     there a paper called KAN?" (the rest only frames the name). Retrieval has no candidates to
     check them against (they are not among them), so the title stands in."""
     ids = [pid for pid in (match.paper_ids if match else ()) if pid in titles]
-    if match is None or not ids:
+    if match is None or not ids or match.whole_subject:  # the whole subject: `named_first`
         return []
     frame = terms(" ".join(words()["words"]["name_frame"]))
     rest = terms(english_query(question)) - terms(match.name) - frame

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from typing import Literal
 
@@ -102,6 +102,9 @@ class Retriever:
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         if mode == "hybrid":  # a question that names a method: its paper first
             match = self.names.named(original, keyword)
+            if match is not None:  # a name two papers define: the one with an abstract first
+                ids = sorted(match.paper_ids, key=lambda pid: pid in records)
+                match = replace(match, paper_ids=tuple(ids))
             ranked, fused = named_first(ranked, match, fused)
             ranked, fused = lifted(ranked, named_records(original, match, records), fused)
             # A question that names an author: all their papers first.
