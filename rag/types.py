@@ -49,6 +49,19 @@ class Paper:
         return tier_of(self.decision)
 
     @property
+    def has_abstract(self) -> bool:
+        """False for a title record: an accepted paper whose abstract the corpus lacks
+        (data/iclr2025/iclr2025_accepted_no_abstract.jsonl), indexed by title and authors."""
+        return bool(self.abstract)
+
+    @property
+    def authors_ordered(self) -> bool:
+        """Whether `authors` is in the paper's order: the bundled sources list them in
+        another (`authors_ordered: false`), so a first author must not be read from it."""
+        flag = self.extra.get("authors_ordered")
+        return bool(self.authors) and flag is not False and str(flag).lower() != "false"
+
+    @property
     def untitled(self) -> bool:
         """A seed abstract (a plain-text file of untitled paragraphs) that no title list named:
         its "title" is a label made from its own text, and no venue or decision is known."""

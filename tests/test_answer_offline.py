@@ -204,7 +204,10 @@ def test_cli_ask_json_text_and_batch(
     assert printed["citations"] and printed["citations"][0]["quote"] in printed["answer"]
     listed = printed["sources"]
     assert [s["n"] for s in listed] == list(range(1, len(listed) + 1)) and len(listed) == 5
-    assert all(list(s) == ["n", "paper_id", "title", "decision", "url"] for s in listed)
+    # Issue 30 added the authors and whether the abstract is present, after the fields before.
+    source_keys = ["n", "paper_id", "title", "decision", "url"]
+    source_keys += ["authors", "authors_ordered", "has_abstract"]
+    assert all(list(s) == source_keys for s in listed)
     for c in printed["citations"]:  # [n] names sources[n-1]
         assert listed[c["n"] - 1]["paper_id"] == c["paper_id"]
     cited = [c["n"] for c in printed["citations"]]

@@ -1,5 +1,5 @@
-"""BibTeX: entries parse back with bibtexparser, titles with LaTeX specials survive, authors only
-when their order is known."""
+"""BibTeX: entries parse back with bibtexparser, titles with LaTeX specials survive, authors with
+a note where their order is not known."""
 
 from __future__ import annotations
 
@@ -73,11 +73,15 @@ def test_escapes_every_latex_special_and_keeps_capitals() -> None:
     assert decoded.replace("\u02c6", "^") == title
 
 
-def test_bundled_authors_are_left_out_because_their_order_is_unknown() -> None:
+def test_bundled_authors_are_written_with_a_note_that_their_order_is_unknown() -> None:
     bundled = [p for p in load_papers([CORPUS_JSONL]) if p.authors][:3]
     assert bundled and all(p.extra.get("authors_ordered") is False for p in bundled)
-    for entry in parse(bibtex(bundled)).entries:
-        assert "author" not in entry.fields_dict
+    entries = parse(bibtex(bundled)).entries
+    for p, entry in zip(bundled, entries, strict=True):
+        assert entry.fields_dict["author"].value.split(" and ") == list(p.authors)
+        assert "order not known" in entry.fields_dict["note"].value
+        # The key does not name a first author the source did not give.
+        assert not entry.key.startswith(p.authors[0].split()[-1].lower())
 
 
 def test_ordered_authors_are_written_in_order_and_name_the_key() -> None:

@@ -22,7 +22,11 @@ from rag.types import Filters, Paper
 from tests.helpers import CORPUS_JSONL, DATA, make_settings, read_jsonl, run_cli
 
 QUESTIONS = read_jsonl(DATA / "seed_questions.jsonl")
-RESULT_KEYS = {"paper_id", "title", "abstract", "url", "decision", "score"}
+RESULT_KEYS = {"paper_id", "title", "abstract", "url", "decision", "score"} | {
+    "authors",  # issue 30: the authors as recorded, whether in the paper's order,
+    "authors_ordered",
+    "has_abstract",  # and whether the corpus holds the abstract (False: a title record)
+}
 
 # Measured on the 25 questions of 2026-11-30 with the bundled model: hybrid 25/25 first,
 # dense 24/25 first, keyword 24/25 first, every mode 25/25 in the top 3 (torch); with the int8
@@ -176,6 +180,7 @@ def test_search_json_schema(
         paper = by_id[row["paper_id"]]
         assert row["abstract"] == paper.abstract and row["title"] == paper.title
         assert row["url"] == "" and row["decision"] == ""  # the seeds have neither
+        assert row["authors"] == [] and row["has_abstract"] is True
         assert isinstance(row["score"], float)
     assert len({r["paper_id"] for r in results}) == 5
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)

@@ -206,14 +206,14 @@ def test_a_long_title_is_cut() -> None:
 # Cards -----------------------------------------------------------------------------------------
 
 
-def test_a_card_names_authors_only_when_their_order_is_known() -> None:
+def test_a_card_names_authors_and_says_when_their_order_is_not_known() -> None:
     paper = Paper(id="p", title="t", abstract="a", authors=("B. Second", "A. First"))
     shuffled = Paper(
         id="q", title="t", abstract="a", authors=("X",), extra={"authors_ordered": False}
     )
     tagged = Paper(id="r", title="t", abstract="a", keywords=("RL", "<b>x</b>"))
     assert card_details(paper) == "**Authors:** B\\. Second, A\\. First"
-    assert card_details(shuffled) == ""
+    assert card_details(shuffled) == "**Authors:** X *(order not known)*"
     assert card_details(tagged) == "**Keywords:** RL, \\<b\\>x\\</b\\>"
 
 

@@ -33,6 +33,7 @@ from ui.feedback import (
 )
 from ui.latex import own_macros
 from ui.render import (
+    NO_ABSTRACT,
     SourceRow,
     Turn,
     answer_markdown,
@@ -198,7 +199,11 @@ def show_source(
             if details:
                 st.markdown(details)
             macros = own_macros([(paper.title, paper.abstract)])
-            st.markdown(highlighted_abstract(paper.abstract, row.quotes, macros))
+            st.markdown(
+                highlighted_abstract(paper.abstract, row.quotes, macros)
+                if paper.has_abstract
+                else NO_ABSTRACT
+            )
             # Only where the reader is likely to go on from (a page of 15 sources would
             # otherwise carry 75 more buttons per answer).
             if row.cited or abstained:

@@ -51,12 +51,21 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
         entry = f"{g}. {escape_export(plain_text(citation.title))}"
         if citation.tier:
             entry += f" ({citation.tier})"
+        if citation.authors:
+            order = "" if citation.authors_ordered else " (author order not known)"
+            entry += f". {escape_export(', '.join(citation.authors))}{order}"
+        if not citation.has_abstract:
+            entry += f". {NO_ABSTRACT_EXPORT}"
         url = safe_url(citation.url)
         seed = "untitled abstract (seed file" in citation.title  # its id is no OpenReview id
         where = "seed abstract id" if seed else "OpenReview id"
         entry += f". <{url}>" if url else f". {where} {escape_export(citation.paper_id)}"
         lines.append(entry)
     return "\n".join(lines).rstrip() + "\n"
+
+
+# A title record (an accepted paper whose abstract the bundled corpus lacks) says so.
+NO_ABSTRACT_EXPORT = "Abstract not in the bundled corpus"
 
 
 def _renumber(text: str, local: dict[int, int]) -> str:

@@ -29,6 +29,7 @@ from ui.export import chat_markdown
 from ui.latex import display_form, own_macros, plain_text
 from ui.render import (
     Turn,
+    card_details,
     display_text,
     escape_export,
     escape_message,
@@ -59,6 +60,9 @@ def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
         if topic is not None:
             facts.append(f"topic: {escape_text(topic.label)}")
         st.markdown(" · ".join(facts))
+        details = card_details(paper)  # the authors, saying when their order is not known
+        if details:
+            st.markdown(details)
         st.markdown(display_text(paper.abstract, own_macros([(paper.title, paper.abstract)])))
         ask, add, download = st.columns(3)
         ask.button(

@@ -335,6 +335,10 @@ def source_line(row: SourceRow) -> str:
     return f"\\[{row.n}\\] {display_text(row.source.paper.shown_title)}"
 
 
+# A title record: an accepted paper whose abstract the bundled corpus lacks (issue 30).
+NO_ABSTRACT = "*abstract not in the bundled corpus (`rag fetch openreview` gets it)*"
+
+
 def source_facts(
     row: SourceRow, abstained: bool = False, first: tuple[int, int] | None = None
 ) -> str:
@@ -343,6 +347,8 @@ def source_facts(
     paper = row.source.paper
     facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
     facts.append(source_link(paper.url))
+    if not paper.has_abstract:
+        facts.append(NO_ABSTRACT)
     if abstained:
         facts.append("closest, low match")
     elif row.cited:
@@ -370,10 +376,12 @@ def first_numbers(turns: Sequence[Turn]) -> dict[str, tuple[int, int]]:
 
 
 def card_details(paper: Paper) -> str:
-    """Authors (only when their order is known) and keywords, escaped; '' when neither."""
+    """Authors (saying so when their order is not known) and keywords, escaped; '' when
+    neither."""
     lines = []
-    if authors_in_order(paper):
-        lines.append("**Authors:** " + escape_text(", ".join(paper.authors)))
+    if paper.authors:
+        order = "" if authors_in_order(paper) else " *(order not known)*"
+        lines.append("**Authors:** " + escape_text(", ".join(paper.authors)) + order)
     if paper.keywords:
         lines.append("**Keywords:** " + escape_text(", ".join(paper.keywords)))
     return "  \n".join(lines)

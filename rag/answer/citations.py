@@ -30,6 +30,11 @@ class Citation:
     # None: not measured (a claim not in English, or embeddings other than the bundled model).
     support: float | None = VERBATIM_SUPPORT
     supported: bool | None = True
+    # The paper's authors as recorded (shown in the chat export), whether in the paper's
+    # order, and whether the corpus holds its abstract (False: a title record).
+    authors: tuple[str, ...] = ()
+    authors_ordered: bool = True
+    has_abstract: bool = True
 
 
 @dataclass
@@ -92,6 +97,9 @@ class CitedAnswer:
                     "title": s.paper.shown_title,
                     "decision": s.paper.decision,
                     "url": s.paper.url,
+                    "authors": list(s.paper.authors),
+                    "authors_ordered": s.paper.authors_ordered,
+                    "has_abstract": s.paper.has_abstract,
                 }
                 for n, s in enumerate(self.sources, start=1)
             ],
@@ -144,6 +152,9 @@ def cite(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:
                 paper.tier,
                 support=quote.support,
                 supported=quote.supported,
+                authors=paper.authors,
+                authors_ordered=paper.authors_ordered,
+                has_abstract=paper.has_abstract,
             )
         )
     return citations

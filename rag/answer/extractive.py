@@ -245,6 +245,8 @@ def _score_sentences(
     spelled: list[str] = []  # what is embedded: abbreviations spelled out
     for n in usable:
         abstract = sources[n - 1].paper.abstract
+        if not abstract:  # a title record: nothing to quote (rag.answer.records says so)
+            continue
         texts = sentences(abstract) or [abstract]
         for position, (text, readable) in enumerate(
             zip(texts, spell_out(abstract, texts), strict=True)

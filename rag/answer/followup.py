@@ -122,7 +122,7 @@ def _metadata_answer(
     quotes = []
     for n, source in enumerate(listed, start=1):
         paper = source.paper
-        facts = " · ".join(_fact(paper, ask, zh) for ask in asks)
+        facts = " · ".join(record_fact(paper, ask, zh) for ask in asks)
         lines.append(f"- **{inert_markers(' '.join(paper.shown_title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
     return numbered(
@@ -147,7 +147,7 @@ def _article(tier: str) -> str:
     return f"an {tier}" if tier[:1] in "AEIOU" else f"a {tier}"
 
 
-def _fact(paper: Paper, ask: str, zh: bool = False) -> str:
+def record_fact(paper: Paper, ask: str, zh: bool = False) -> str:
     """One recorded fact; the decision and names stay as recorded, the words around them
     follow the question's language."""
     if ask == "tier":

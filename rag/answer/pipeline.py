@@ -29,18 +29,21 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.aspects import asked_aspect, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import Citation, CitedAnswer, cite, numbered
+from rag.answer.counts import count_answer
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.followup import follow_up
 from rag.answer.list_cut import listed
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
 from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
+from rag.answer.records import question_filters, record_answer
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
 from rag.answer.streaming import capped, reply_text, streamed, within
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
+from rag.lang.intent import read_question
 from rag.lang.messages import MESSAGES, question_language
 from rag.models import budget as llm_budget
 from rag.models.budget import Budget
@@ -237,8 +240,19 @@ def _prepare(
         if turn.messages:
             fit_prompt(turn, assistant, text, shown_papers)
         return turn
+    # The question's own filters ("oral papers on X") and record questions ("papers by X"),
+    # read once (rag.lang.intent); the venue's name and a filtering tier word are not searched.
+    asked = read_question(standalone)
+    filters, note = question_filters(asked, filters, text)
+    if asked.search and asked.search != " ".join(standalone.split()):
+        standalone = asked.search
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
-    turn = Turn(question, standalone, sources)
+    turn = Turn(question, standalone, sources, scope_note=note)
+    turn.result = record_answer(turn, asked, assistant)
+    if turn.result is None and asked.count:  # "how many papers on Y": counted in the index
+        turn.result = count_answer(turn, asked, filters, assistant)
+    if turn.result is not None:
+        return turn
     unknown = assistant.retriever.names.unknown_name(standalone)
     if unknown is not None:
         turn.result = name_refusal(question, standalone, unknown, sources, assistant)
@@ -246,6 +260,7 @@ def _prepare(
     by_name = assistant.retriever.names.answers_by_name(standalone, sources)
     if not by_name and not assistant.retriever.is_relevant(standalone, sources):
         turn.result = abstention(question, standalone, sources, assistant)
+        turn.result.scope_note = note
         return turn
     if assistant.chat_model is not None:
         turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)

@@ -278,6 +278,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
         rows = [
             paper_fields(r.paper, "paper_id", "title", "abstract", "url", "decision")
             | {"score": round(r.score, 6)}
+            | paper_fields(r.paper, "authors", "authors_ordered", "has_abstract")
             for r in results
         ]
         if args.json:

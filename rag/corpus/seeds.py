@@ -52,10 +52,34 @@ class Corpus:
 
 
 def load_corpus(paths: Sequence[Path]) -> Corpus:
-    """Load `paths` (files or folders) and merge the seeds into the papers they are."""
+    """Load `paths` (files or folders), merge the seeds into the papers they are, and add
+    every paper of a folder's title list that is not one of them as a title record."""
     papers = load_papers(list(paths))
-    titles = [f for p in map(Path, paths) if p.is_dir() for f in _title_lists(p)]
-    return merge_seeds(papers, [row for f in titles for row in load_title_list(f)])
+    lists = [f for p in map(Path, paths) if p.is_dir() for f in _title_lists(p)]
+    rows = [(f, row) for f in lists for row in load_title_list(f)]
+    corpus = merge_seeds(papers, [row for _, row in rows])
+    taken = {p.id for p in corpus.papers}
+    corpus.papers += [title_record(row, f) for f, row in rows if str(row["id"]) not in taken]
+    return corpus
+
+
+def title_record(row: dict[str, Any], path: Path) -> Paper:
+    """An accepted paper whose abstract the corpus lacks: searchable by its title, name and
+    authors, shown with its decision and link, and marked (`Paper.has_abstract` is False)."""
+    authors = row.get("authors")
+    authors = authors if isinstance(authors, list) else []
+    known = ("id", "title", "abstract", "authors", "keywords", "decision", "url", "line")
+    return Paper(
+        id=str(row["id"]),
+        title=" ".join(str(row["title"]).split()),
+        abstract="",
+        authors=tuple(" ".join(a.split()) for a in authors if isinstance(a, str) and a.strip()),
+        decision=" ".join(str(row.get("decision") or "").split()),
+        url=str(row.get("url") or ""),
+        source=path.name,
+        position=int(row.get("line") or 0),
+        extra={k: v for k, v in row.items() if k not in known},
+    )
 
 
 def _title_lists(folder: Path) -> list[Path]:
@@ -69,7 +93,7 @@ def load_title_list(path: Path) -> list[dict[str, Any]]:
         for number, row in json_lines(path, f):
             if not (isinstance(row, dict) and row.get("id") and row.get("title")):
                 raise LoadError(path, "each line needs an 'id' and a 'title'", number)
-            rows.append(row)
+            rows.append({**row, "line": number})
     return rows
 
 

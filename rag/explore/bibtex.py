@@ -3,12 +3,13 @@
     bibtex([paper, ...])   # "@inproceedings{...}" entries, one per paper
 
 Entries look like OpenReview's own: `@inproceedings`, the conference as `booktitle`, `year`,
-the OpenReview URL. Authors are written only when their order is known: the bundled corpus
-lists them in another order (its `authors_ordered` is false), and a wrong first author is
-worse than none. LaTeX's special characters and non-ASCII letters are escaped (pylatexenc),
-so the file works with classic BibTeX and parses back to the same title. No title or author
-can end its field or start an entry (braces always balance), an `and` inside one author's
-name is braced so it stays one author, and colliding keys get 2, 3, ... appended.
+the OpenReview URL. Authors are always written (`author = {A and B}`); where their order is
+not known (the bundled corpus lists them in another order: `authors_ordered` is false) a
+`note` says so and the key does not start with a surname, so no first author is invented.
+LaTeX's special characters and non-ASCII letters are escaped (pylatexenc), so the file works
+with classic BibTeX and parses back to the same title. No title or author can end its field or
+start an entry (braces always balance), an `and` inside one author's name is braced so it
+stays one author, and colliding keys get 2, 3, ... appended.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ _SMALL_WORDS = frozenset("a an the of on in for to and with via towards toward i
 
 def authors_in_order(paper: Paper) -> bool:
     """Whether the paper's author list is in the paper's own order (not known to be shuffled)."""
-    flag = paper.extra.get("authors_ordered")
-    return bool(paper.authors) and flag is not False and str(flag).lower() != "false"
+    return paper.authors_ordered
 
 
 def latex(text: str) -> str:
@@ -120,16 +120,21 @@ def bibtex(papers: Iterable[Paper]) -> str:
         # bibtexparser adds the enclosing braces; the inner pair keeps the title's capitals
         # (BibTeX styles lower-case titles).
         fields = [model.Field("title", "{" + latex(paper.title) + "}")]
-        if authors_in_order(paper):
-            names = [bibtex_name(a) for a in paper.authors if a.split()]
+        names = [bibtex_name(a) for a in paper.authors if a.split()]
+        if names:
             fields.append(model.Field("author", " and ".join(names)))
         fields += [model.Field("booktitle", BOOKTITLE), model.Field("year", YEAR)]
+        if names and not authors_in_order(paper):
+            fields.append(model.Field("note", AUTHOR_ORDER_UNKNOWN))
         if paper.url.startswith(("https://", "http://")):
             fields.append(model.Field("url", _url(paper.url)))
         library.add(model.Entry("inproceedings", unique, fields))
     written = str(bibtexparser.write_string(library)) if library.entries else ""
     return "".join(f"{line}\n" for line in skipped) + written
 
+
+# Where the source lists the authors in another order than the paper's.
+AUTHOR_ORDER_UNKNOWN = "Author order not known: listed as the source gives them"
 
 # Why an untitled seed abstract gets no entry (issue 20, item 8).
 NO_ENTRY = (

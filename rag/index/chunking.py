@@ -48,6 +48,8 @@ def chunk_paper(
     spans = _fit_spans(paper.abstract, split_sentences(paper.abstract), count_tokens, max_tokens)
     header = paper.title + "\n"
     header_tokens = count_tokens([header])[0]
+    if not spans:  # a title record (no abstract in the corpus): its title is its one chunk
+        return [Chunk(f"{paper.id}::0", paper.id, 0, header, 0, 0, header_tokens)]
     budget = max_tokens - 2 - header_tokens  # [CLS] and [SEP]
     sizes = count_tokens([paper.abstract[s:e] for s, e in spans])
     windows: list[tuple[int, int]] = []  # sentence index ranges

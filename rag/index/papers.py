@@ -238,13 +238,16 @@ class PaperIndex:
         return keyword
 
     def _build_keyword_index(self, generation: str) -> KeywordIndex:
-        ids, paper_ids, texts = self._read(self.chunk_texts)
+        # Title records (no abstract) are found by name, title and author (rag.retrieval), not
+        # by BM25: their titles' words would count as words the abstracts hold.
+        ids, paper_ids, texts = self._read(lambda: self.chunk_texts(title_records=False))
         return KeywordIndex.build(ids, paper_ids, texts, generation)
 
-    def chunk_texts(self) -> tuple[list[str], list[str], list[str]]:
+    def chunk_texts(self, title_records: bool = True) -> tuple[list[str], list[str], list[str]]:
         """Every chunk's id, paper and text. The text is the paper's title and its slice of the
         abstract (as `rag.index.chunking` made it), or the Chroma document of an index written
-        before chunks stopped storing one."""
+        before chunks stopped storing one. `title_records=False` leaves out the chunks of papers
+        without an abstract."""
         abstracts = {p.id: p for p in self.all_papers()}
         ids, paper_ids, texts = [], [], []
         total = self.chunks.count()
@@ -252,6 +255,8 @@ class PaperIndex:
             got = self.chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
             for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
                 paper = abstracts[meta["paper_id"]]
+                if not (title_records or paper.has_abstract):
+                    continue
                 ids.append(cid)
                 paper_ids.append(paper.id)
                 start, end = int(meta["start"]), int(meta["end"])

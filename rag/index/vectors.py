@@ -36,9 +36,13 @@ class PaperVectors:
 
 
 def read_paper_vectors(index: PaperIndex, generation: str | None = None) -> PaperVectors:
-    """All papers and their vectors from the index, in a stable order (by paper id)."""
+    """The papers with an abstract and their vectors, in a stable order (by paper id).
+
+    Title records (no abstract in the corpus) are left out: a title's vector placed among
+    abstracts' would land the paper on the map, and among related papers, by its title's
+    words alone; they are found by search, their names and their authors."""
     generation = index.current_generation() if generation is None else generation
-    papers = sorted(index.all_papers(), key=lambda p: p.id)
+    papers = sorted((p for p in index.all_papers() if p.has_abstract), key=lambda p: p.id)
     ids = [p.id for p in papers]
     found: dict[str, np.ndarray] = {}
     for i in range(0, len(ids), 1000):

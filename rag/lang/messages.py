@@ -29,6 +29,27 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Result": "Result",
         "label_end": ": ",  # after a label: "- Method: We propose ..."
         "compare_first": "The table compares the first {n} of the {total}: it holds 2 to 4.",
+        # Answers from the papers' records (rag.answer.records)
+        "by_person": "Papers with {name} among their authors in the index ({n}), from the "
+        "papers' author lists:",
+        "by_person_more": "The first {k} of {n} are listed (the sources setting); ask with a "
+        "topic to narrow them.",
+        "authors_of": "From the paper's record in the index:",
+        "tier_yes": "Yes: its decision is {decision}.",
+        "tier_no": "No: its decision is {decision}.",
+        "tier_unknown": "Its record has no decision.",
+        "tier_filter": "Filtered by the tier the question names: {tiers}.",
+        "no_abstract": "abstract not in the bundled corpus; `rag fetch openreview "
+        "ICLR.cc/2025/Conference` gets it",
+        "title_record": "The index holds this paper's record only (title, decision, authors, "
+        "link): its abstract is not in the bundled corpus, so nothing of its content can be "
+        "quoted.",
+        "count": "{n:,} of the {total:,} papers in the index match.",
+        "count_rule": "Counting rule: a paper counts when its title or abstract contains "
+        "every one of these words (compared by their stems): {words}.",
+        "count_titles": "{m:,} of the {total:,} papers have a title only (their abstract is not "
+        "in the bundled corpus): for them only the title can match.",
+        "count_more": "… and {n:,} more.",
     },
     "zh": {
         "heading": (
@@ -46,6 +67,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Result": "结果",
         "label_end": "：",
         "compare_first": "对比表只比较 {total} 篇中的前 {n} 篇（每张表 2 到 4 篇）。",
+        "by_person": "索引中作者包括 {name} 的论文（{n} 篇，依据论文的作者列表）：",
+        "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）；加上主题可以缩小范围。",
+        "authors_of": "以下信息来自索引中的论文记录：",
+        "tier_yes": "是：录用结果为 {decision}。",
+        "tier_no": "不是：录用结果为 {decision}。",
+        "tier_unknown": "该论文的记录没有录用结果。",
+        "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
+        "no_abstract": "随附语料库中没有这篇论文的摘要；可用 `rag fetch openreview "
+        "ICLR.cc/2025/Conference` 获取",
+        "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
+        "随附语料库中没有它的摘要，因此无法引用其内容。",
+        "count": "索引中的 {total:,} 篇论文里有 {n:,} 篇符合。",
+        "count_rule": "计数规则：标题或摘要包含以下每一个词（按词干比较）的论文计入：{words}。",
+        "count_titles": "{total:,} 篇论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
+        "这些论文只能按标题匹配。",
+        "count_more": "……另有 {n} 篇。",
     },
 }
 

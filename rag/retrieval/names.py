@@ -37,6 +37,8 @@ from pathlib import Path
 from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
+from rag.lang.gloss import english_query
+from rag.lang.intent import words
 from rag.types import Paper, RetrievedPaper
 
 # A name used by this many papers' titles and abstracts names no paper in particular.
@@ -109,6 +111,45 @@ def subject(question: str) -> str | None:
     if m:
         return (m.group("x") or m.group("y") or "").strip(" \"'“”「」《》")
     return None
+
+
+# Shares of a title's content words a question must hold, and of the question's words the
+# title must hold, for the question to be asking about that paper by its title ("Any papers on
+# federated learning?" holds 2 of the 3 words of "Problem-Parameter-Free Federated Learning":
+# not its title).
+TITLE_SHARE, QUESTION_SHARE = 0.8, 0.6
+
+
+def asks_title(question: str, title: str) -> bool:
+    """The question asks about a paper by its title: most of the title's words are in it,
+    and most of its words are the title's ("summarize structure language models for protein
+    conformation generation")."""
+    return bool(asked_titles(question, {"": title}))
+
+
+def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
+    """The ids of `titles` (id -> title) that the question asks about by title."""
+    asked = terms(english_query(question))
+    found = []
+    for pid, title in titles.items():
+        words = terms(title)
+        shared = len(asked & words)
+        if words and shared / len(words) >= TITLE_SHARE and shared / len(asked) >= QUESTION_SHARE:
+            found.append(pid)
+    return found
+
+
+def named_records(question: str, match: NameMatch | None, titles: dict[str, str]) -> list[str]:
+    """The title records (id -> title in `titles`) a question names inside a longer question:
+    "what does CaPo do for multi-agent cooperation" (a word of the rest is in its title), "Is
+    there a paper called KAN?" (the rest only frames the name). Retrieval has no candidates to
+    check them against (they are not among them), so the title stands in."""
+    ids = [pid for pid in (match.paper_ids if match else ()) if pid in titles]
+    if match is None or not ids or match.whole_subject:  # the whole subject: `named_first`
+        return []
+    frame = terms(" ".join(words()["words"]["name_frame"]))
+    rest = terms(english_query(question)) - terms(match.name) - frame
+    return [pid for pid in ids if not rest or rest & terms(titles[pid])]
 
 
 def title_names(title: str) -> list[str]:
@@ -199,7 +240,8 @@ class NameIndex:
     def match(self, question: str) -> NameMatch | None:
         """The name the question asks about, when it names one of the indexed papers."""
         text = unicodedata.normalize("NFKC", question)
-        about = subject(text)
+        # "What is KAN?", or the name alone ("KAN"): the question's whole subject.
+        about = subject(text) or text.strip(" \t?.!。？！\"'")
         if about and _fold(about) in self.papers:
             key = _fold(about)
             return NameMatch(self.written[key], self.papers[key], True)

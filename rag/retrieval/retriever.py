@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from typing import Literal
 
@@ -14,8 +14,10 @@ from rag.index.bm25 import KeywordIndex
 from rag.index.multilingual import MultilingualIndex
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import english_query
+from rag.lang.intent import read_question, without_venue
 from rag.retrieval.calibration import MINILM, Calibration, calibration_for
-from rag.retrieval.names import PaperNames, named_first
+from rag.retrieval.names import PaperNames, asked_titles, named_first, named_records
+from rag.retrieval.people import PaperPeople, lifted, person_first
 from rag.retrieval.relevance import Relevance
 from rag.settings import MAX_K, RetrievalSettings, Settings
 from rag.types import Filters, RetrievedPaper
@@ -36,9 +38,12 @@ class Retriever:
     _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
     # The method names of the papers' titles ("What is FlexPrefill?", rag.retrieval.names).
     names: PaperNames = field(init=False, repr=False)
+    # The authors of the papers ("papers by Max Tegmark", rag.retrieval.people).
+    people: PaperPeople = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.names = PaperNames(self.index)
+        self.people = PaperPeople(self.index)
 
     def search(
         self,
@@ -55,12 +60,18 @@ class Retriever:
             raise ValueError(f"k = {k!r}: ask for 1 to {MAX_K} papers")
         filters = filters or Filters()
         original = query.strip()
-        query = english_query(original)
+        query = english_query(without_venue(original))  # "at ICLR 2025" names every paper
         if not query:
             return []
         fetch = self.settings.fetch_k
+        # Title records (no abstract in the corpus) are found by their name, title or authors
+        # below, never by their title's words among abstracts: left out of the candidates.
+        records = self.people.current().titles
         vector = self.embeddings.embed_query(query)
-        dense = self.index.dense_search(vector, fetch, filters.tiers or None)
+        dense = self.index.dense_search(
+            vector, fetch * (2 if records else 1), filters.tiers or None
+        )
+        dense = [hit for hit in dense if hit.paper_id not in records][:fetch]
         similarity: dict[str, float] = {}
         dense_ranks: dict[str, int] = {}
         for hit in dense:
@@ -85,12 +96,25 @@ class Retriever:
         crosslingual: dict[str, float] = {}
         if mode == "hybrid" and query != original:
             fused, crosslingual = self._add_multilingual(
-                original, fused, fetch, filters.tiers or None
+                original, fused, fetch, filters.tiers or None, records
             )
         crosslingual_floor = min(crosslingual.values(), default=0.0)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         if mode == "hybrid":  # a question that names a method: its paper first
-            ranked, fused = named_first(ranked, self.names.named(original, keyword), fused)
+            match = self.names.named(original, keyword)
+            if match is not None:  # a name two papers define: the one with an abstract first
+                ids = sorted(match.paper_ids, key=lambda pid: pid in records)
+                match = replace(match, paper_ids=tuple(ids))
+            ranked, fused = named_first(ranked, match, fused)
+            ranked, fused = lifted(ranked, named_records(original, match, records), fused)
+            # A question that names an author: all their papers first.
+            asked = read_question(original)
+            person = self.people.named(original, asked.people, keyword)
+            ranked, fused = person_first(ranked, person, fused)
+            # A title record asked by its title ("Interpreting the Second-Order Effects of
+            # Neurons in CLIP"), not in a list question: first.
+            titled = [] if asked.listing else asked_titles(original, records)
+            ranked, fused = lifted(ranked, titled, fused)
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
         wanted = k * 4 if diverse else k
@@ -156,7 +180,12 @@ class Retriever:
         return fused
 
     def _add_multilingual(
-        self, question: str, fused: dict[str, float], n: int, tiers: list[str] | None
+        self,
+        question: str,
+        fused: dict[str, float],
+        n: int,
+        tiers: list[str] | None,
+        records: dict[str, str],
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Blend in the multilingual encoder's similarity of the original question.
 
@@ -167,7 +196,8 @@ class Retriever:
         w = self.calibration.multilingual_weight
         if self.multilingual is None or w <= 0:
             return fused, {}
-        found = self.multilingual.search(question, n, tiers)
+        found = self.multilingual.search(question, n * (2 if records else 1), tiers)
+        found = dict([(pid, s) for pid, s in found.items() if pid not in records][:n])
         if not found:
             return fused, {}
         fused_floor = min(fused.values(), default=0.0)

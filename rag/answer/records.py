@@ -1,0 +1,128 @@
+"""Questions answered from the papers' records, not their abstracts.
+
+"Which papers did Max Tegmark co-author?" lists every indexed paper with that author (up to
+the sources setting), each with its decision, and nothing else; "Who proposed DarkBench?" /
+"DarkBench 是谁提出的？" gives the named paper's authors; "Is the Differential Transformer an
+oral?" answers yes or no from its decision. What the question asks is read by
+`rag.lang.intent` (word lists); the person by `rag.retrieval.people`. The model, when there is
+one, is not asked: the record is the answer.
+"""
+
+from __future__ import annotations
+
+from rag.answer.assistant import Assistant, Turn
+from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.extractive import contribution_sentence
+from rag.answer.followup import record_fact
+from rag.answer.markers import inert_markers
+from rag.answer.support import Quote
+from rag.lang.intent import Asked
+from rag.lang.messages import message, question_language
+from rag.retrieval.names import asks_title
+from rag.types import Filters, Paper, RetrievedPaper
+
+
+def question_filters(asked: Asked, filters: Filters | None, question: str) -> tuple[Filters, str]:
+    """The filters to search with: the tier the question names ("oral papers on X",
+    "口头报告") replaces the sidebar's tiers, as if chosen there; and the note that says so."""
+    filters = filters or Filters()
+    if not asked.tiers:
+        return filters, ""
+    note = message("tier_filter", question).format(tiers=", ".join(asked.tiers))
+    return Filters(tiers=list(asked.tiers), keywords=list(filters.keywords)), note
+
+
+def record_quote(n: int, paper: Paper) -> Quote:
+    """What a citation of a record shows: the sentence saying what the paper contributes, or
+    for a title record (no abstract in the corpus) its title, as what it is."""
+    text = contribution_sentence(paper.abstract) if paper.has_abstract else paper.title
+    return Quote(n, paper.id, text, 1.0)
+
+
+def record_line(n: int, paper: Paper, facts: list[str], question: str) -> str:
+    """`- **Title** [n]: fact · fact`, with the no-abstract mark for a title record."""
+    if not paper.has_abstract:
+        facts = [*facts, message("no_abstract", question)]
+    title = inert_markers(" ".join(paper.shown_title.split()))
+    return f"- **{title}** [{n}]: " + " · ".join(f for f in facts if f)
+
+
+def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer | None:
+    """The answer from the records when the question asks for one, else None."""
+    question, sources = turn.question, turn.sources
+    retriever = assistant.retriever
+    person = retriever.people.named(turn.standalone, asked.people)
+    if person is not None:
+        theirs = [s for s in sources if s.paper.id in set(person.paper_ids)]
+        if theirs:
+            return _person_answer(turn, theirs, person.names, len(person.paper_ids), assistant)
+    if not sources:
+        return None
+    paper = sources[0].paper
+    named = retriever.names.named(turn.standalone)
+    is_named = named is not None and paper.id in named.paper_ids
+    zh = question_language(question) == "zh"
+    if not paper.has_abstract and not (asked.authors_of or asked.tier_asked):
+        if is_named or asks_title(turn.standalone, paper.title):
+            facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
+            lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
+            return _answer(turn, lines, [sources[0]], assistant)
+        return None
+    if not is_named or not (asked.authors_of or asked.tier_asked):
+        return None
+    if asked.tier_asked:
+        if not paper.decision:
+            verdict = message("tier_unknown", question)
+        else:
+            key = "tier_yes" if paper.tier == asked.tier_asked else "tier_no"
+            verdict = message(key, question).format(decision=inert_markers(paper.decision))
+        lines = [verdict, "", record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
+    else:
+        facts = [record_fact(paper, "authors", zh), record_fact(paper, "tier", zh)]
+        lines = [message("authors_of", question), "", record_line(1, paper, facts, question)]
+    return _answer(turn, lines, [sources[0]], assistant)
+
+
+def _person_answer(
+    turn: Turn,
+    theirs: list[RetrievedPaper],
+    names: tuple[str, ...],
+    total: int,
+    assistant: Assistant,
+) -> CitedAnswer:
+    question = turn.question
+    zh = question_language(question) == "zh"
+    name = " / ".join(inert_markers(n) for n in names)
+    lines = [message("by_person", question).format(name=name, n=total), ""]
+    for n, source in enumerate(theirs, start=1):
+        lines.append(
+            record_line(n, source.paper, [record_fact(source.paper, "tier", zh)], question)
+        )
+    if total > len(theirs):
+        lines += ["", message("by_person_more", question).format(k=len(theirs), n=total)]
+    return _answer(turn, lines, theirs, assistant, rest=False)  # their papers and nothing else
+
+
+def _answer(
+    turn: Turn,
+    lines: list[str],
+    cited: list[RetrievedPaper],
+    assistant: Assistant,
+    rest: bool = True,
+) -> CitedAnswer:
+    """The record answer citing `cited` (sources 1..n), the other sources after them."""
+    sources = cited + ([s for s in turn.sources if s not in cited] if rest else [])
+    quotes = [record_quote(n, s.paper) for n, s in enumerate(cited, start=1)]
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer="\n".join(lines),
+            citations=cite(quotes, sources),
+            sources=sources,
+            abstained=False,
+            model=assistant.model,
+            offline=assistant.offline,
+            scope_note=turn.scope_note,
+        )
+    )

@@ -1,0 +1,134 @@
+"""What a question asks besides its topic, read from word lists (`intent_words.toml`).
+
+A tier filter it states ("oral papers on X", "口头报告"), a yes/no question about a paper's
+tier ("Is X an oral?"), a count ("how many papers on X"), a person's papers ("papers by X")
+or a paper's authors ("who proposed X?"), and its search text without the conference's own
+name, which every paper shares. One module and one data file, so the pipeline's future
+`Intent` (issue 29) absorbs them instead of regexes beside it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from rag.types import TIERS
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The question's own filters and what it asks of the records (all empty: a topic)."""
+
+    tiers: tuple[str, ...] = ()  # the tier filter the question states, sidebar names
+    tier_asked: str = ""  # "Is the Differential Transformer an oral?" -> "Oral"
+    count: bool = False  # "how many papers on X"
+    people: bool = False  # words that ask for a person's papers ("papers by", "的论文")
+    authors_of: bool = False  # words that ask a paper's authors ("who proposed X?")
+    search: str = ""  # the question without the venue's name and the filtering tier words
+    listing: bool = False  # "which papers ...", "list ...", "哪些": a topic, not one paper
+
+
+@cache
+def words() -> dict[str, Any]:
+    text = resources.files("rag.lang").joinpath("intent_words.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+def _chinese(phrase: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in phrase)
+
+
+@cache
+def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """English phrases at word boundaries, Chinese ones anywhere; the longest first."""
+    parts = []
+    for phrase in sorted(phrases, key=len, reverse=True):
+        body = r"\s+".join(re.escape(w) for w in phrase.split())
+        parts.append(body if _chinese(phrase) else rf"(?<![\w'])(?:{body})(?![\w])")
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _has(text: str, key: str) -> bool:
+    return bool(_pattern(tuple(words()["words"][key])).search(text))
+
+
+def without_venue(text: str) -> str:
+    """`text` without the conference's name ("at ICLR 2025"): it is not a search term."""
+    stripped = _pattern(tuple(words()["venue"])).sub(" ", text)
+    stripped = re.sub(r"\b(?:at|in|from|of)\s+(?=[?.!,]|\s*$)", " ", stripped, flags=re.I)
+    return " ".join(stripped.split())
+
+
+# After a tier word in a list question, the words that keep it a tier ("orals on X", "oral
+# papers"); any other word makes it a topic ("oral cancer").
+_AFTER_TIER = frozenset("on about in for related regarding that which are with at from".split())
+
+
+def read_question(question: str) -> Asked:
+    """The filters and record questions `question` states, from the word lists."""
+    text = " ".join(question.split())
+    lower = text.casefold()
+    zh = any(_chinese(c) for c in text)
+    listing = _opens_list(text)
+    count = _counts(text)
+    yes_no = (not zh and lower.split(" ", 1)[0] in words()["words"]["yes_no_openers"]) or (
+        zh and _has(text, "yes_no_zh")
+    )
+    nouns = set(words()["words"]["tier_nouns"])
+    tiers: list[str] = []
+    asked = ""
+    search = text
+    for tier in TIERS:
+        for m in _pattern(tuple(words()["tiers"][tier])).finditer(text):
+            word = m.group().casefold()
+            after = text[m.end() :].split()
+            following = re.sub(r"[^\w]", "", after[0].casefold()) if after else ""
+            if yes_no:
+                asked = asked or tier
+                continue
+            plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
+            if (
+                _chinese(word)
+                or plural
+                or following in nouns
+                or ((listing or count) and (not following or following in _AFTER_TIER))
+            ):
+                if tier not in tiers:
+                    tiers.append(tier)
+                search = search.replace(m.group(), " ", 1)
+    return Asked(
+        tiers=tuple(tiers),
+        tier_asked=asked,
+        count=count,
+        people=_has(text, "people"),
+        authors_of=_has(text, "authors_of"),
+        search=without_venue(search),
+        listing=listing,
+    )
+
+
+def _opens_list(text: str) -> bool:
+    """ "Which papers ...", "List ...", "Any papers on ...": an English list question opens with
+    its word; a Chinese one holds it anywhere ("关于 X 的论文有哪些")."""
+    m = _pattern(tuple(words()["words"]["list_openers"])).search(text)
+    return m is not None and (_chinese(m.group()) or not text[: m.start()].strip())
+
+
+def _counts(text: str) -> bool:
+    """A count of papers: "how many papers/orals ...", "多少篇", "几篇"."""
+    m = _pattern(tuple(words()["words"]["count"])).search(text)
+    if m is None:
+        return False
+    if _chinese(m.group()):
+        return "篇" in text[m.start() : m.end() + 3] or "论文" in text
+    following = text[m.end() :].split()[:4]
+    return any(re.sub(r"[^\w]", "", w.casefold()) in _COUNTED for w in following)
+
+
+_COUNTED = frozenset(
+    "paper papers work works orals spotlights posters submissions articles publications".split()
+)

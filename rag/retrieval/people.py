@@ -1,0 +1,187 @@
+"""People: the authors of the indexed papers, and the person a question names.
+
+"Which papers did Max Tegmark co-author?", "papers by Y. Bengio", "Florian Tramer papers",
+"Katia Sycara 参与了哪些论文？": a name is found as the user writes it, with or without accents
+("Tramèr"/"Tramer", "Jörg"/"Joerg"), middle initials ("Michael W. Mahoney"/"Michael Mahoney")
+or with the first name as an initial ("Y. Bengio"). A surname alone ("Tegmark papers") names a
+person only when one author has it, it is not an ordinary English word, and the question
+either writes it capitalised or asks for someone's papers. The index is built from the paper
+records once per index generation and saved beside the BM25 index, like the method names.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rag.index.bm25 import KeywordIndex
+from rag.index.papers import PaperIndex
+from rag.retrieval.names import english_words
+from rag.types import Paper
+
+# Letters NFKD does not take apart.
+_PLAIN = str.maketrans({"ø": "o", "Ø": "o", "ß": "ss", "ł": "l", "Ł": "l", "đ": "d", "æ": "ae"})
+_GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "ae", "Ö": "oe", "Ü": "ue"})
+MIN_SURNAME = 4  # letters of a surname asked alone or after an initial ("Y. Bengio")
+MAX_NAME_WORDS = 5
+
+
+def fold(text: str, german: bool = False) -> list[str]:
+    """The Latin words of `text`, lower-case, without accents: "Jörg K.H." -> jorg k h."""
+    text = text.translate(_GERMAN) if german else text
+    text = unicodedata.normalize("NFKD", text.translate(_PLAIN))
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    return re.findall(r"[a-z0-9]+", text)
+
+
+def name_keys(author: str) -> tuple[set[str], str]:
+    """The ways to write `author` in full, and the surname alone."""
+    keys: set[str] = set()
+    surname = ""
+    for german in (False, True):
+        words = fold(author, german)
+        if len(words) < 2:
+            continue
+        first, last = words[0], words[-1]
+        surname = surname or last
+        keys |= {" ".join(words), f"{first} {last}"}
+        if len(last) >= MIN_SURNAME:
+            keys.add(f"{first[0]} {last}")
+    return keys, surname
+
+
+@dataclass(frozen=True)
+class Person:
+    names: tuple[str, ...]  # the authors as recorded ("Max Tegmark"), usually one
+    paper_ids: tuple[str, ...]
+    written: str  # the words of the question that named them
+
+
+class AuthorIndex:
+    def __init__(
+        self,
+        keys: dict[str, list[str]],
+        papers: dict[str, list[str]],
+        titles: dict[str, str] | None = None,
+    ) -> None:
+        self.keys = keys  # a folded way of writing a name -> the authors it names
+        self.papers = papers  # an author as recorded -> their papers' ids
+        # The title records (no abstract in the corpus): id -> title. Retrieval finds them by
+        # name, title and author only (rag.retrieval.retriever).
+        self.titles = titles or {}
+
+    @classmethod
+    def build(cls, papers: Iterable[Paper]) -> AuthorIndex:
+        by_author: dict[str, list[str]] = {}
+        titles: dict[str, str] = {}
+        for paper in papers:
+            if not paper.has_abstract:
+                titles[paper.id] = paper.title
+            for author in paper.authors:
+                ids = by_author.setdefault(author, [])
+                if paper.id not in ids:
+                    ids.append(paper.id)
+        keys: dict[str, set[str]] = {}
+        surnames: dict[str, set[str]] = {}
+        for author in by_author:
+            full, surname = name_keys(author)
+            for key in full:
+                keys.setdefault(key, set()).add(author)
+            if surname:
+                surnames.setdefault(surname, set()).add(author)
+        ordinary = english_words()
+        for surname, authors in surnames.items():
+            alone = len(authors) == 1 and len(surname) >= MIN_SURNAME and surname not in ordinary
+            if alone and surname not in keys:
+                keys[f"={surname}"] = authors  # a surname alone: see `match`
+        return cls({k: sorted(v) for k, v in keys.items()}, by_author, titles)
+
+    def match(self, question: str, asks_people: bool = False) -> Person | None:
+        """The person `question` names (the longest name written in it), or None."""
+        for german in (False, True):
+            words = fold(question, german)
+            for size in range(min(MAX_NAME_WORDS, len(words)), 0, -1):
+                for start in range(len(words) - size + 1):
+                    key = " ".join(words[start : start + size])
+                    authors = self.keys.get(key) if size > 1 else self._alone(key, question)
+                    if authors and (size > 1 or asks_people or _capitalised(key, question)):
+                        ids = [pid for a in authors for pid in self.papers.get(a, [])]
+                        return Person(tuple(authors), tuple(dict.fromkeys(ids)), key)
+        return None
+
+    def _alone(self, word: str, question: str) -> list[str] | None:
+        return self.keys.get(f"={word}")
+
+
+def _capitalised(word: str, question: str) -> bool:
+    return any(fold(w) == [word] and w[:1].isupper() for w in re.findall(r"\S+", question))
+
+
+def person_first(
+    ranked: Sequence[str], person: Person | None, fused: dict[str, float]
+) -> tuple[list[str], dict[str, float]]:
+    """`ranked` with the person's papers first (those retrieval scored, best first, then the
+    rest in index order), each scored above the best, so they fill the top of the list."""
+    if person is None:
+        return list(ranked), fused
+    return lifted(ranked, person.paper_ids, fused)
+
+
+def lifted(
+    ranked: Sequence[str], ids: Sequence[str], fused: dict[str, float]
+) -> tuple[list[str], dict[str, float]]:
+    """`ranked` with `ids` first (those ranked, in rank order, then the rest), each scored
+    above the best."""
+    if not ids:
+        return list(ranked), fused
+    theirs = set(ids)
+    lead = [pid for pid in ranked if pid in theirs]
+    lead += [pid for pid in ids if pid not in lead]
+    top = max(fused.values(), default=0.0)
+    scores = dict(fused)
+    for i, pid in enumerate(lead):
+        scores[pid] = top + 1e-3 * (len(lead) - i)
+    return lead + [pid for pid in ranked if pid not in theirs], scores
+
+
+PEOPLE_VERSION = 2
+
+
+class PaperPeople:
+    """The author index of a paper index, built once per index generation and saved."""
+
+    def __init__(self, index: PaperIndex) -> None:
+        self.index = index
+        self._built: tuple[str, AuthorIndex] | None = None
+
+    def current(self, keyword: KeywordIndex | None = None) -> AuthorIndex:
+        keyword = keyword or self.index.keyword_index()
+        built = self._built
+        if built is None or built[0] != keyword.generation:
+            built = (keyword.generation, self._saved_or_built(keyword))
+            self._built = built
+        return built[1]
+
+    def _saved_or_built(self, keyword: KeywordIndex) -> AuthorIndex:
+        cache = self.index.keyword_cache
+        saved = cache.saved_extra("people", keyword.generation, PEOPLE_VERSION)
+        try:
+            return AuthorIndex(dict(saved["keys"]), dict(saved["papers"]), dict(saved["titles"]))
+        except (TypeError, KeyError, AttributeError):
+            pass  # none saved for this generation, or not readable: build it
+        people = AuthorIndex.build(self.index.all_papers())
+        cache.save_extra(
+            "people",
+            keyword.generation,
+            PEOPLE_VERSION,
+            {"keys": people.keys, "papers": people.papers, "titles": people.titles},
+        )
+        return people
+
+    def named(
+        self, question: str, asks_people: bool = False, keyword: KeywordIndex | None = None
+    ) -> Person | None:
+        """The person `question` names, or None."""
+        return self.current(keyword).match(question, asks_people)
