@@ -92,6 +92,8 @@ def spans_fit(spans: list[list[int]], abstract: str) -> bool:
     whitespace between), the first at its start and the last at its end."""
     if not 0 < len(spans) <= MAX_CHUNKS:
         return False
+    if not abstract.strip():  # a title record: its title is its one chunk, spanning nothing
+        return len(spans) == 1 and spans[0][:2] == [0, 0]
     end = 0
     for i, (start, stop, _) in enumerate(spans):
         if not start < stop <= len(abstract) or stop <= end:
