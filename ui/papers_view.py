@@ -15,6 +15,7 @@ from rag.explore.bibtex import bibtex
 from rag.explore.compare import MAX_PAPERS, Comparison, compare_papers
 from rag.explore.related import RelatedPaper, related_papers
 from rag.index.vectors import PaperVectors
+from rag.lang.messages import MESSAGES
 from rag.types import Paper
 from ui.explore import (
     BASKET_KEY,
@@ -206,14 +207,9 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
             )
         )
     papers = [s.paper for s in answer.sources if s.paper.id in cited]
-    # With one paper cited, compare it with the next sources (there is nothing else to set
-    # it against).
-    compared, label = papers[:MAX_PAPERS], "Compare the cited papers"
-    if answer.abstained:  # low-match papers: nothing worth a table
-        compared = []
-    elif len(compared) < 2:
-        others = [s.paper for s in answer.sources if s.paper.id not in cited]
-        compared, label = (compared + others)[:3], "Compare the top sources"
+    # With one paper cited, the top sources (there is nothing else to set it against).
+    label = MESSAGES["en"]["compare_cited" if len(papers) >= 2 else "compare_top"]
+    comparable = not answer.abstained and len(answer.sources) >= 2  # low match: no table
     show, compare, download = st.columns(3)
     show.button(
         "Show on map",
@@ -222,10 +218,14 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         on_click=switch_to,
         args=("Map", None, turn.id),
     )
-    if len(compared) >= 2 and compare.button(
-        label, key=f"compare-{turn.id}", icon=":material/table:"
-    ):
-        make_comparison(compared, assistant, key=turn.id)
+    if comparable:
+        compare.button(
+            label,
+            key=f"compare-{turn.id}",
+            icon=":material/table:",
+            on_click=ask_to_compare,
+            args=(turn.id, label),
+        )
     if papers:
         download.download_button(
             "Download BibTeX",
@@ -238,6 +238,13 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         )
     for table in st.session_state.get(COMPARISONS_KEY, {}).get(turn.id, [])[-1:]:
         show_comparison(table)
+
+
+def ask_to_compare(turn_id: str, label: str) -> None:
+    """The button asks its own label about its answer's list: one comparison path, the same
+    as typing it (`rag.answer.references.compares_all`), numbered as that list."""
+    st.session_state["example"] = label
+    st.session_state["compare_of"] = turn_id
 
 
 def compared_in_answer(turn: Turn, answer: CitedAnswer, assistant: Assistant | None) -> None:
