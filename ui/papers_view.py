@@ -33,8 +33,7 @@ from ui.render import (
     display_text,
     escape_export,
     escape_text,
-    safe_url,
-    tier_badge,
+    paper_facts,
 )
 
 if TYPE_CHECKING:
@@ -52,9 +51,7 @@ def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
     """Title, tier, link, topic, abstract, related papers and what to do with the paper."""
     with st.container(border=True, key=f"paper-card-{key}"):
         st.subheader(display_text(paper.shown_title), anchor=False)
-        url = safe_url(paper.url)
-        facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
-        facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
+        facts = paper_facts(paper)
         topic = found.topic_map.topic_of(paper.id)
         if topic is not None:
             facts.append(f"topic: {escape_text(topic.label)}")

@@ -185,7 +185,8 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
 
     def title(n: int) -> str:
         paper = answer.sources[n - 1].paper
-        parts = [paper.shown_title, paper.tier or paper.decision or "decision unknown"]
+        known = paper.tier or paper.decision or ("" if paper.untitled else "decision unknown")
+        parts = [paper.shown_title, known]
         said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
         return " · ".join(p for p in parts if p) + f" — {said}"
 
@@ -322,8 +323,7 @@ def source_facts(
     """Tier badge, link, whether the answer cites it (or that it matched poorly), and the
     number it was first shown with when that differs (`first_numbers`)."""
     paper = row.source.paper
-    facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
-    facts.append(source_link(paper.url))
+    facts = paper_facts(paper)
     if abstained:
         facts.append("closest, low match")
     elif row.cited:
@@ -333,6 +333,17 @@ def source_facts(
     if first is not None and first[1] != row.n:
         facts.append(f"first shown as \\[{first[1]}\\] in answer {first[0]}")
     return " · ".join(facts)
+
+
+def paper_facts(paper: Paper) -> list[str]:
+    """Tier badge and link; for an untitled seed abstract, that it is one, not two unknowns."""
+    if paper.untitled:
+        return [SEED_FACT]
+    facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
+    return [*facts, source_link(paper.url)]
+
+
+SEED_FACT = "seed abstract, not matched to an ICLR 2025 paper"
 
 
 def first_numbers(turns: Sequence[Turn]) -> dict[str, tuple[int, int]]:
