@@ -5,7 +5,7 @@ untrusted).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -161,20 +161,22 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
 
 def show_comparison(table: Comparison) -> None:
     """One column per paper, a row per aspect; every cell escaped, [n] kept as text."""
+    # A paper's own macro (\sys) is its name here as in the answer and its card (issue 31).
+    macros = own_macros((p.title, p.abstract) for p in table.papers)
     with st.container(border=True, key=f"comparison-{id(table)}"):
-        st.markdown(table.table(_cell, marker="\\[{n}\\]"))
+        st.markdown(table.table(lambda text: _cell(text, macros), marker="\\[{n}\\]"))
         note = f"Compared by {escape_text(table.model)}"
         if table.dropped_citations:
             note += f" · {table.dropped_citations} citation(s) to other papers were removed"
         st.caption(note)
 
 
-def _cell(text: str) -> str:
+def _cell(text: str, macros: Mapping[str, str] | None = None) -> str:
     """A table cell as the page shows text (`display_text`); math holding a `|`, which would
     end the cell, as text."""
     return "".join(
         f"${piece}$" if kind == "math" and "|" not in piece else escape_text(piece)
-        for kind, piece in display_form(text)
+        for kind, piece in display_form(text, macros)
     )
 
 

@@ -119,7 +119,8 @@ def display_answer(text: str, macros: Mapping[str, str] | None = None) -> str:
     for line in text.split("\n"):
         pieces = []
         line = without_bidi(line)
-        for kind, piece in display_form(line, macros) if line.strip() else [("text", line)]:
+        shown_line = display_form(line, macros, emphasis=True) if line.strip() else []
+        for kind, piece in shown_line or [("text", line)]:
             pieces.append(f"${piece}$" if kind == "math" else escape_answer(piece))
         # display_form collapses the spaces at either end: a sublist's indent, the space
         # before a marker
