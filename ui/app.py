@@ -146,10 +146,8 @@ with st.sidebar:
         "(OpenAI's needs `OPENAI_API_KEY`). Switching keeps the chat.",
     )
     model_slot = st.container()
-    if choices[st.session_state.model_choice].unavailable:  # said when chosen, in full
-        model_slot.warning(
-            choices[st.session_state.model_choice].unavailable, icon=":material/warning:"
-        )
+    if unavailable := choices[st.session_state.model_choice].unavailable:  # said in full
+        model_slot.warning(escape_text(unavailable), icon=":material/warning:")
     st.header("Corpus")
     corpus_slot = st.container()
     st.header("Filters")
