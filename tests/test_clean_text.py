@@ -86,3 +86,19 @@ def test_the_map_hover_shows_the_clean_title_and_a_seed_as_one() -> None:
     assert "Z-order Curves for Efficient Top-k" in found.hover[0].replace("<br>", " ")
     assert "unidentified seed abstract" in found.hover[1] and ".txt" not in found.hover[1]
     assert "decision unknown" not in found.hover[1]
+
+
+def test_the_hover_of_a_marker_names_the_papers_own_macro() -> None:
+    from rag.answer.citations import Citation, CitedAnswer
+    from rag.types import RetrievedPaper
+    from ui.render import answer_markdown
+
+    quote = r"We propose \sys to optimize the KV-cache budget."
+    squeeze = Paper(
+        "9HK2rHNAhd", "SqueezeAttention: 2D Management of KV-Cache", f"Caches grow. {quote}"
+    )
+    cited = Citation(1, squeeze.id, squeeze.title, "", "", quote)
+    result = CitedAnswer("q", "q", "It budgets the cache [1].", [cited],
+                         [RetrievedPaper(squeeze, 0.9, 0.9)], False, "m")  # fmt: skip
+    shown = answer_markdown(result, 0).replace("\\", "")
+    assert "We propose SqueezeAttention to optimize" in shown and "sys" not in shown, shown

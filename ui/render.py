@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from rag.answer.markers import parse_markers
+from rag.common.latex import to_text
 from rag.common.redact import redact
 from rag.explore.bibtex import authors_in_order
 from rag.types import TIERS, Paper
@@ -188,7 +189,12 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
         paper = answer.sources[n - 1].paper
         known = paper.tier or paper.decision or ("" if paper.untitled else "decision unknown")
         parts = [paper.shown_title, known]
-        said = f"“{quotes[n]}”" if quotes[n] else "the claim is not found in this abstract"
+        # The quote's own macro (\sys) as its paper's name, as the answer shows it (issue 31).
+        said = (
+            f"“{to_text(quotes[n], macros)}”"
+            if quotes[n]
+            else "the claim is not found in this abstract"
+        )
         return " · ".join(p for p in parts if p) + f" — {said}"
 
     macros = own_macros((s.paper.title, s.paper.abstract) for s in answer.sources)
