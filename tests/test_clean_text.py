@@ -102,3 +102,11 @@ def test_the_hover_of_a_marker_names_the_papers_own_macro() -> None:
                          [RetrievedPaper(squeeze, 0.9, 0.9)], False, "m")  # fmt: skip
     shown = answer_markdown(result, 0).replace("\\", "")
     assert "We propose SqueezeAttention to optimize" in shown and "sys" not in shown, shown
+
+
+def test_a_backslash_before_punctuation_is_the_character_not_latex() -> None:
+    """A model's Markdown escapes (`http\\://`, `\\[1\\]`, `\\@`) are not LaTeX spaces or math."""
+    text = r"See http\://evil.example/a, ceo\@evil.example and \[1\]; 10\,000 \textit{x}"
+    assert to_text(text, emphasis=True) == (
+        "See http://evil.example/a, ceo@evil.example and [1]; 10 000 x"
+    )

@@ -34,6 +34,11 @@ _SECOND_ARGUMENT = ("textcolor", "colorbox", "href")  # \textcolor{red}{text}: t
 _DROPPED = ("color", "url", "includegraphics", "phantom", "hphantom", "vphantom", "vspace",
     "hspace", "label", "it", "bf", "em", "sc", "tt", "rm", "sf", "sl", "small", "large",
     "footnotesize", "normalsize", "tiny", "Large", "LARGE", "huge", "Huge")  # fmt: skip
+# A backslash before punctuation that is no accent nor LaTeX special (`http\://`, `\[1\]`,
+# `\@`: a Markdown escape more often than LaTeX): the character itself, never a LaTeX space or
+# display math; `\.` is an accent only before a letter.
+_PUNCTUATION = re.compile(r"\\([^A-Za-z\s'`^\"~=.{}%&_#$\\])|\\\.(?![A-Za-z{])")
+_PUNCTUATION_AS = {",": " ", ";": " ", "!": ""}  # LaTeX's thin, medium and negative spaces
 # Unescaped `%` starts a LaTeX comment, which would eat the rest of "5% of" in a record.
 _PERCENT = re.compile(r"(?<!\\)%")
 # What OpenReview leaves where it removed math from a title: "Z -order", "Top- k", "{ τ }".
@@ -95,6 +100,11 @@ def _last(node: Any, l2tobj: Any) -> str:
     return str(l2tobj._groupnodecontents_to_text(last)) if last is not None else ""
 
 
+def _punctuation(match: re.Match[str]) -> str:
+    char = match.group(1) or "."
+    return _PUNCTUATION_AS.get(char, char)
+
+
 def latex_to_text(text: str) -> str:
     """LaTeX as the text it prints; text with no LaTeX is returned as it is."""
     if "\\" not in text:  # braces, `--` and `~` alone are the text's own (a reply, code)
@@ -103,9 +113,8 @@ def latex_to_text(text: str) -> str:
         from pylatexenc.latexwalker import LatexWalker
 
         parsing, converter = _converter()
-        walker = LatexWalker(
-            _PERCENT.sub(r"\\%", text), latex_context=parsing, tolerant_parsing=True
-        )
+        escaped = _PUNCTUATION.sub(_punctuation, _PERCENT.sub(r"\\%", text))
+        walker = LatexWalker(escaped, latex_context=parsing, tolerant_parsing=True)
         converted = converter.nodelist_to_text(walker.get_latex_nodes()[0])
     except Exception:  # noqa: BLE001 - malformed LaTeX in a record is shown as it is
         return text
