@@ -28,6 +28,8 @@ MIN_COMPARED, MAX_COMPARED = 2, 4
 
 # Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).
 SHOWN_EXTRA = ("tldr", "primary_area", "license", "pdf")
+# What an untitled seed abstract is called where a title goes (`Paper.shown_title`).
+UNIDENTIFIED = "An unidentified seed abstract"
 
 
 @dataclass(frozen=True)
@@ -69,17 +71,14 @@ class Paper:
 
     @property
     def shown_title(self) -> str:
-        """The title to show and cite: for an untitled abstract, where it comes from
-        ("untitled abstract (seed file NAME, paragraph N)"), after the method name it
+        """The title to show and cite: for an untitled abstract, what it is ("An unidentified
+        seed abstract", issue 31: no file names for titles), after the method name it
         introduces when its label is one ("ReBIND"), never its first sentence."""
         if not self.untitled:
             return self.title
-        tail = self.id.rsplit("-", 1)[-1]
-        paragraph = int(tail) if tail.isdigit() else self.position
-        where = f"untitled abstract (seed file {self.source}, paragraph {paragraph})"
         label = self.title.strip()
         named = label and not label.endswith(("…", "...")) and len(label.split()) <= 3
-        return f"{label}: {where}" if named else where
+        return f"{label} ({UNIDENTIFIED.lower()})" if named else UNIDENTIFIED
 
     @cached_property  # read several times per paper in an ingest (14,000 times for 2,123)
     def content_hash(self) -> str:

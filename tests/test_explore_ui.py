@@ -161,17 +161,20 @@ def test_comparing_the_cited_papers_shows_a_table_of_quotes() -> None:
     label, wanted = compared_papers(answer)
     button(at, label).click().run()
     assert not at.exception
+    # The button asks its label about this answer (issue 31): one path with typing it.
+    assert [t.question for t in turns(at)] == [EVAL_QUESTION, label]
+    assert turns(at)[1].answer is not None and turns(at)[1].answer.compare
     [tables] = at.session_state["explore_comparisons"].values()
     table = tables[-1]
     cited = [s.paper.id for s in answer.sources if s.paper.id in cited_ids]
     cited += [s.paper.id for s in answer.sources if s.paper.id not in cited_ids]
     assert [p.id for p in table.papers] == wanted
-    shown = next(m.value for m in at.chat_message[1].markdown if "**Problem**" in m.value)
+    shown = next(m.value for m in at.chat_message[3].markdown if "**Problem**" in m.value)
     for row in table.rows:
         assert f"**{row.label}**" in shown
         for cell, paper in zip(row.cells, table.papers, strict=True):
             assert not cell.text or cell.quote in paper.abstract
-    captions = " ".join(plain(c.value) for c in at.chat_message[1].caption)
+    captions = " ".join(plain(c.value) for c in at.chat_message[3].caption)
     assert "Compared by offline:extractive" in captions
 
     # Cards from the map add papers to a comparison too.
@@ -257,7 +260,7 @@ def test_new_chat_leaves_nothing_of_the_last_chat_in_the_export() -> None:
     finder.set_value(DARKBENCH).run()
     button(at, "Add to comparison").click().run()
     first = chat_export(turns(at), at.session_state[COMPARISONS_KEY])
-    compared = at.session_state[COMPARISONS_KEY][turns(at)[0].id][-1].papers
+    compared = at.session_state[COMPARISONS_KEY][turns(at)[1].id][-1].papers
     # The comparison cites with the export's numbers: the chat's [1] is the chat's paper.
     numbers = reference_numbers(turns(at))
     assert "## Comparisons" in first

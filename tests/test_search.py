@@ -244,9 +244,7 @@ def test_search_text_output_and_usage_errors(
         ["search", "3D mesh generation with pivot vertices", "--index", index_dir], capsys
     )
     assert code == 0
-    assert out.splitlines()[0].startswith(
-        "1. PivotMesh: untitled abstract (seed file 000_8151f1bd5b6a28e2.txt, paragraph 14)  ("
-    )
+    assert out.splitlines()[0].startswith("1. PivotMesh (an unidentified seed abstract)  (")
     code, out, err = run_cli(["search", "--index", index_dir], capsys)
     assert code != 0 and err.startswith("error: ") and "QUESTION" in err
     missing = tmp_path / "nope.txt"

@@ -10,13 +10,12 @@ from rag.types import Paper
 def test_an_untitled_seed_is_shown_by_its_file_and_paragraph(seed_papers: list[Paper]) -> None:
     gist = next(p for p in seed_papers if p.id == "003_4ff9ec978693024e-006")
     assert gist.untitled and gist.title.startswith("The imperative to eliminate")
-    assert gist.shown_title == (
-        "untitled abstract (seed file 003_4ff9ec978693024e.txt, paragraph 6)"
-    )
+    # Issue 31: what it is, never a file name for a title.
+    assert gist.shown_title == "An unidentified seed abstract"
     named = next(p for p in seed_papers if p.title == "ReBIND")
-    assert named.shown_title == (
-        "ReBIND: untitled abstract (seed file 000_8151f1bd5b6a28e2.txt, paragraph 2)"
-    )
+    assert named.shown_title == "ReBIND (an unidentified seed abstract)"
+    for paper in seed_papers:
+        assert ".txt" not in paper.shown_title and "paragraph" not in paper.shown_title
 
 
 def test_a_titled_paper_keeps_its_title() -> None:
@@ -35,6 +34,6 @@ def test_untitled_seeds_get_no_bibtex_entry_and_say_why(seed_papers: list[Paper]
     text = bibtex([gist, titled])
     assert text.count("@inproceedings") == 1 and "Spatial Cognition" in text
     assert "imperative" not in text
-    where = "untitled abstract (seed file 003_4ff9ec978693024e.txt, paragraph 6)"
-    assert f"% No entry for {where}: {NO_ENTRY}" in text
+    assert f"% No entry for An unidentified seed abstract: {NO_ENTRY}" in text
+    assert ".txt" not in text
     assert bibtex([gist]).startswith("% No entry") and "@" not in bibtex([gist])

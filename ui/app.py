@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from rag.answer.pipeline import MAX_QUESTION_CHARS
 from rag.errors import AnswerError, ConfigError, StoreError
 from rag.models.factory import chat_model_name
 from rag.settings import Settings, get_settings
@@ -30,7 +31,9 @@ from ui.serving import enforce_loopback
 PAGE_ICON = Path(__file__).with_name("icon.png")
 # Our own static CSS (no untrusted text): source titles the size of a line of bold text;
 # tables (comparisons) scroll inside their own box, so a phone's page never scrolls sideways;
-# related-paper titles read left-aligned; on a phone the map takes the screen's full width.
+# related-paper titles read left-aligned; on a phone the map takes the screen's full width and
+# a comparison stacks (its papers' headings, then each aspect's cells, each ending with its [n]),
+# so no column is cut at the screen's edge (issue 31).
 CARD_STYLE = """<style>
 [class*="st-key-card-"] h3 { font-size: 1rem; padding: 0.5rem 0 1rem 0; }
 [class*="st-key-card-"] { gap: 0.2rem; }
@@ -42,6 +45,11 @@ CARD_STYLE = """<style>
     padding-right: 0.5rem !important; }
   .st-key-map-box { margin-left: -0.5rem !important; margin-right: -0.5rem !important;
     width: calc(100% + 1rem) !important; max-width: none !important; }
+  [class*="st-key-comparison-"] :is(table, thead, tbody, tr, th, td) { display: block;
+    width: auto; border: none; overflow-wrap: anywhere; }
+  [class*="st-key-comparison-"] thead th:first-child { display: none; }
+  [class*="st-key-comparison-"] tr { padding: 0.3rem 0; border-bottom: 1px solid #8884; }
+  [class*="st-key-comparison-"] :is(th, td) { padding: 0.15rem 0.25rem; text-align: left; }
 }
 </style>"""
 # Our own static script (no untrusted text): Plotly shows the hover on a finger's tap but
@@ -138,6 +146,8 @@ with st.sidebar:
         "(OpenAI's needs `OPENAI_API_KEY`). Switching keeps the chat.",
     )
     model_slot = st.container()
+    if unavailable := choices[st.session_state.model_choice].unavailable:  # said in full
+        model_slot.warning(escape_text(unavailable), icon=":material/warning:")
     st.header("Corpus")
     corpus_slot = st.container()
     st.header("Filters")
@@ -224,7 +234,9 @@ for i, turn in enumerate(turns):
 
 # After the turns, not above them: the floating box changes what wraps the page (see above),
 # and by now the Map view's chart is replaced, so it is not remounted and drawn again for nothing.
-prompt = st.chat_input("Ask about ICLR 2025 papers…") or st.session_state.pop("example", None)
+# Trimmed, and limited before it is echoed (the pipeline refuses longer); blank sends nothing.
+typed = st.chat_input("Ask about ICLR 2025 papers…", max_chars=MAX_QUESTION_CHARS)
+prompt = (typed or st.session_state.pop("example", None) or "").strip()
 if prompt and assistant is None:
     turns.append(Turn(prompt, error=NOT_SENT))
     with st.chat_message("user"):

@@ -329,7 +329,11 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
     tiers, k = list(st.session_state.tiers), int(st.session_state.k)
     past = history(turns)
     # The last answer's numbered sources, which a follow-up may point at ("the second one").
-    previous = next((t.answer for t in reversed(turns) if t.answer is not None), None)
+    # A comparison button names its own answer, which need not be the last one.
+    of = st.session_state.pop("compare_of", None)
+    previous = next(
+        (t.answer for t in reversed(turns) if t.answer is not None and of in (None, t.id)), None
+    )
     about = st.session_state.pop("about", None)  # "Ask about this paper" on a card
     turn = Turn(question, tiers=tiers, k=k)
     turns.append(turn)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from rag.answer.citations import Citation
 from rag.answer.markers import parse_markers
+from rag.types import UNIDENTIFIED
 from ui.latex import plain_text
 from ui.render import Turn, escape_answer, escape_export, escape_underlines, safe_url
 
@@ -57,7 +58,7 @@ def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant"
         if not citation.has_abstract:
             entry += f". {NO_ABSTRACT_EXPORT}"
         url = safe_url(citation.url)
-        seed = "untitled abstract (seed file" in citation.title  # its id is no OpenReview id
+        seed = UNIDENTIFIED.lower() in citation.title.lower()  # its id is no OpenReview id
         where = "seed abstract id" if seed else "OpenReview id"
         entry += f". <{url}>" if url else f". {where} {escape_export(citation.paper_id)}"
         lines.append(entry)

@@ -12,9 +12,10 @@ balance (so it cannot end a `:orange-background[...]` around it); anything else 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Literal
+
+from rag.common.latex import to_text
 
 Piece = tuple[Literal["text", "math"], str]
 
@@ -34,44 +35,6 @@ _NOT_KATEX = {
     "mathllap", "mathrlap", "mathclap", "raisebox", "rule", "kern", "mkern", "hspace",
     "hskip", "mskip", "moveleft", "moveright", "style", "class", "cssId", "enclose",
 }  # fmt: skip
-# A colour argument, dropped as text (\textcolor{red}{...}, \color{red}, \fcolorbox{a}{b}{...}).
-_DROPPED_ARGUMENT = re.compile(
-    r"(?:\\(?:(?:text|math)?color|colorbox|pagecolor)\s*\{[^{}]*\}"
-    r"|\\fcolorbox\s*\{[^{}]*\}\s*\{[^{}]*\})\s*"
-)
-# Switches written as {\it fast}: dropped, the group's text kept.
-_SWITCHES = {"it", "bf", "em", "sc", "tt", "rm", "sf", "sl", "small", "large", "footnotesize"}
-# A few symbols that abstracts use outside math.
-_SYMBOLS = {
-    "times": "×", "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
-    "ldots": "…", "dots": "…", "cdot": "·", "sim": "~", "approx": "≈", "pm": "±",
-    "rightarrow": "→", "to": "→", "leftarrow": "←", "alpha": "α", "beta": "β", "gamma": "γ",
-    "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "lambda": "λ", "mu": "μ", "sigma": "σ",
-    "tau": "τ", "theta": "θ", "ell": "ℓ", "infty": "∞", "leq": "≤", "geq": "≥", "le": "≤",
-    "ge": "≥", "uparrow": "↑", "downarrow": "↓", "checkmark": "✓", "textasciitilde": "~",
-    " ": " ", ",": " ", ";": " ", "!": "", "'": "", '"': "", "ss": "ß", "o": "ø", "O": "Ø",
-    "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "aa": "å", "AA": "Å", "l": "ł", "L": "Ł",
-    "i": "ı", "S": "§", "textendash": "–", "textemdash": "—", "textquoteright": "’",
-    "textquoteleft": "‘", "textquotedblleft": "“", "textquotedblright": "”",
-}  # fmt: skip
-# Accents as combining marks: \'e, \'{e}, {\'e} -> é; \c{c} -> ç; \"o -> ö.
-_ACCENT_MARKS = {
-    "'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
-    ".": "\u0307", "c": "\u0327", "v": "\u030c", "u": "\u0306", "H": "\u030b", "r": "\u030a",
-    "k": "\u0328", "d": "\u0323", "b": "\u0331",
-}  # fmt: skip
-_ACCENT = re.compile(
-    r"\\(['`^\"~=.])\s*(?:\{\s*\\?([A-Za-z])\s*\}|\\?([A-Za-z]))"
-    r"|\\([cvuHrkdb])\s*\{\s*\\?([A-Za-z])\s*\}"
-)
-# LaTeX typography: ``quotes'' and `single', --- and --, ~ between words.
-_TYPOGRAPHY = (
-    (re.compile(r"``(.+?)''"), "\u201c\\1\u201d"),
-    (re.compile(r"(?<![`\w])`([^`'\n]{1,80})'(?!\w)"), "\u2018\\1\u2019"),
-    (re.compile(r"(?<=\S)---(?=\S)|(?<= )---(?= )"), "\u2014"),
-    (re.compile(r"(?<=\w)--(?=\w)|(?<= )--(?= )"), "\u2013"),
-    (re.compile(r"(?<=\w)~(?=\w)"), " "),
-)
 # Macros papers define for their own method (\ours, \sys, \method): shown as the paper's
 # name when it is known (the short title before its colon), else as the macro's name.
 SELF_MACROS = {
@@ -111,27 +74,29 @@ _KATEX -= _NOT_KATEX
 _MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(?!\s)(.+?)(?<![\s\\])\$(?!\d)")
 _COMMAND = re.compile(r"\\([A-Za-z]+|[^A-Za-z\s])")
 _ARGUMENT = re.compile(r"\\([A-Za-z]+)\s*\{([^{}]*)\}")
-_SWITCH = re.compile(r"\{\\(" + "|".join(sorted(_SWITCHES)) + r")\b\s*([^{}]*)\}")
 _ONLY_TEXT = re.compile(r"[^\\{}^_]*")  # no command, group, sub- or superscript left
 
 
-def display_form(text: str, macros: Mapping[str, str] | None = None) -> list[Piece]:
+def display_form(
+    text: str, macros: Mapping[str, str] | None = None, emphasis: bool = False
+) -> list[Piece]:
     """`text` as pieces of plain text and KaTeX math, whitespace collapsed; `macros` names a
-    paper's own macros (`{"ours": "FlashMask"}`, see `own_macros`)."""
+    paper's own macros (`{"ours": "FlashMask"}`, see `own_macros`); `emphasis` keeps Markdown
+    emphasis (an answer's), which a record's text loses."""
     text = " ".join(text.split())
     if macros:
         text = _OWN_MACRO.sub(lambda m: macros.get(m.group(1), m.group(0)), text)
     pieces: list[Piece] = []
     last = 0
     for match in _MATH.finditer(text):
-        pieces.append(("text", plain_latex(text[last : match.start()])))
+        pieces.append(("text", plain_latex(text[last : match.start()], emphasis)))
         body = (match.group(1) or match.group(2) or "").strip()
         if _is_text_math(body) or not _katex_safe(body):
-            pieces.append(("text", plain_latex(body)))
+            pieces.append(("text", plain_latex(body, emphasis)))
         else:
             pieces.append(("math", body))
         last = match.end()
-    pieces.append(("text", plain_latex(text[last:])))
+    pieces.append(("text", plain_latex(text[last:], emphasis)))
     merged: list[Piece] = []
     for kind, piece in pieces:
         if not piece:
@@ -143,38 +108,17 @@ def display_form(text: str, macros: Mapping[str, str] | None = None) -> list[Pie
     return merged
 
 
-def plain_latex(text: str) -> str:
-    r"""Text with its LaTeX commands as plain text: `\textit{O}` -> O, `\OOO{}` -> OOO,
-    `Fr\'echet` -> Fréchet, `---` -> —, ``` ``a'' ``` -> “a”, `a~b` -> "a b"."""
-    latex = "\\" in text
-    if latex:
-        text = _ACCENT.sub(_accent, text)
-    text = typography(text)
-    if not latex:  # braces alone are the text's own (model replies, code)
-        return text
-    text = _DROPPED_ARGUMENT.sub("", text)
-    previous = None
-    while previous != text:  # innermost groups first: \underline{\textit{O}}
-        previous = text
-        text = _SWITCH.sub(lambda m: m.group(2), text)
-        text = _ARGUMENT.sub(_argument, text)
-    text = _COMMAND.sub(lambda m: _SYMBOLS.get(m.group(1), m.group(1)), text)
-    return text.replace("{", "").replace("}", "")
-
-
-def typography(text: str) -> str:
-    """LaTeX's quotes, dashes and ties as the characters they print."""
-    if not any(c in text for c in "`-~"):
-        return text
-    for pattern, replacement in _TYPOGRAPHY:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def _accent(match: re.Match[str]) -> str:
-    mark = match.group(1) or match.group(4)
-    letter = match.group(2) or match.group(3) or match.group(5)
-    return unicodedata.normalize("NFC", letter + _ACCENT_MARKS[mark])
+def plain_latex(text: str, emphasis: bool = False) -> str:
+    r"""Text with its LaTeX as plain text (`\textit{O}` -> O, `\OOO{}` -> OOO, `Fr\'echet` ->
+    Fréchet, `---` -> —): `rag.common.latex`, the one normaliser, with the space at either
+    end kept (it separates the text from math around it). `emphasis` keeps Markdown emphasis
+    (an answer's own **bold**); in a record's text it is removed."""
+    core = to_text(text, emphasis=emphasis)
+    if not core:
+        return " " if text[:1].isspace() else ""
+    left = " " if text[:1].isspace() else ""
+    right = " " if text[-1:].isspace() else ""
+    return left + core + right
 
 
 _OWN_MACRO = re.compile(
@@ -218,15 +162,6 @@ def plain_text(text: str) -> str:
     for kind, piece in display_form(text):
         shown.append(f"${piece}$" if kind == "math" else piece)
     return "".join(shown)
-
-
-def _argument(match: re.Match[str]) -> str:
-    name, body = match.group(1), match.group(2)
-    if name in _TEXT_COMMANDS:
-        return body
-    if name in _SYMBOLS:  # \times{} and the like
-        return _SYMBOLS[name] + body
-    return name + body  # a paper's own macro: its name is what the reader can use
 
 
 def _is_text_math(body: str) -> bool:

@@ -36,6 +36,9 @@ class ModelChoice:
     key: str  # "configured" or a preset name
     label: str  # what the menu shows: model and server, never a secret
     settings: Settings
+    # Why it cannot answer now (its server does not answer), said in full under the menu
+    # when it is chosen: a menu entry is cut to the sidebar's width (issue 31).
+    unavailable: str = ""
 
 
 def model_label(settings: Settings) -> str:
@@ -99,9 +102,15 @@ def model_choices(settings: Settings, environ: Mapping[str, str]) -> list[ModelC
         if needs_key and not environ.get(chosen.llm.api_key_env, "").strip():
             continue
         label = model_label(chosen)
+        why = ""
         if chosen.llm.base_url and not server_answers(chosen.llm.base_url):
-            label += " (unavailable: its server does not answer)"
+            label = f"Unavailable: {label}"  # first, so a cut entry still says it
+            server = display_url(chosen.llm.base_url)
+            why = (
+                f"{model} is unavailable: its server at {server} does not answer, so questions "
+                "would fail. Start the server, or choose another model."
+            )
         if label not in seen:
             seen.add(label)
-            choices.append(ModelChoice(name, label, chosen))
+            choices.append(ModelChoice(name, label, chosen, why))
     return choices

@@ -5,7 +5,7 @@ untrusted).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -15,6 +15,7 @@ from rag.explore.bibtex import bibtex
 from rag.explore.compare import MAX_PAPERS, Comparison, compare_papers
 from rag.explore.related import RelatedPaper, related_papers
 from rag.index.vectors import PaperVectors
+from rag.lang.messages import MESSAGES
 from rag.types import Paper
 from ui.explore import (
     BASKET_KEY,
@@ -34,8 +35,7 @@ from ui.render import (
     escape_export,
     escape_message,
     escape_text,
-    safe_url,
-    tier_badge,
+    paper_facts,
 )
 
 if TYPE_CHECKING:
@@ -53,9 +53,7 @@ def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
     """Title, tier, link, topic, abstract, related papers and what to do with the paper."""
     with st.container(border=True, key=f"paper-card-{key}"):
         st.subheader(display_text(paper.shown_title), anchor=False)
-        url = safe_url(paper.url)
-        facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
-        facts.append(f"[OpenReview]({url})" if url else "no OpenReview link")
+        facts = paper_facts(paper)
         topic = found.topic_map.topic_of(paper.id)
         if topic is not None:
             facts.append(f"topic: {escape_text(topic.label)}")
@@ -168,20 +166,22 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
 
 def show_comparison(table: Comparison) -> None:
     """One column per paper, a row per aspect; every cell escaped, [n] kept as text."""
+    # A paper's own macro (\sys) is its name here as in the answer and its card (issue 31).
+    macros = own_macros((p.title, p.abstract) for p in table.papers)
     with st.container(border=True, key=f"comparison-{id(table)}"):
-        st.markdown(table.table(_cell, marker="\\[{n}\\]"))
+        st.markdown(table.table(lambda text: _cell(text, macros), marker="\\[{n}\\]"))
         note = f"Compared by {escape_text(table.model)}"
         if table.dropped_citations:
             note += f" · {table.dropped_citations} citation(s) to other papers were removed"
         st.caption(note)
 
 
-def _cell(text: str) -> str:
+def _cell(text: str, macros: Mapping[str, str] | None = None) -> str:
     """A table cell as the page shows text (`display_text`); math holding a `|`, which would
     end the cell, as text."""
     return "".join(
         f"${piece}$" if kind == "math" and "|" not in piece else escape_text(piece)
-        for kind, piece in display_form(text)
+        for kind, piece in display_form(text, macros)
     )
 
 
@@ -211,14 +211,9 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
             )
         )
     papers = [s.paper for s in answer.sources if s.paper.id in cited]
-    # With one paper cited, compare it with the next sources (there is nothing else to set
-    # it against).
-    compared, label = papers[:MAX_PAPERS], "Compare the cited papers"
-    if answer.abstained:  # low-match papers: nothing worth a table
-        compared = []
-    elif len(compared) < 2:
-        others = [s.paper for s in answer.sources if s.paper.id not in cited]
-        compared, label = (compared + others)[:3], "Compare the top sources"
+    # With one paper cited, the top sources (there is nothing else to set it against).
+    label = MESSAGES["en"]["compare_cited" if len(papers) >= 2 else "compare_top"]
+    comparable = not answer.abstained and len(answer.sources) >= 2  # low match: no table
     show, compare, download = st.columns(3)
     show.button(
         "Show on map",
@@ -227,10 +222,14 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         on_click=switch_to,
         args=("Map", None, turn.id),
     )
-    if len(compared) >= 2 and compare.button(
-        label, key=f"compare-{turn.id}", icon=":material/table:"
-    ):
-        make_comparison(compared, assistant, key=turn.id)
+    if comparable:
+        compare.button(
+            label,
+            key=f"compare-{turn.id}",
+            icon=":material/table:",
+            on_click=ask_to_compare,
+            args=(turn.id, label),
+        )
     if papers:
         download.download_button(
             "Download BibTeX",
@@ -243,6 +242,13 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         )
     for table in st.session_state.get(COMPARISONS_KEY, {}).get(turn.id, [])[-1:]:
         show_comparison(table)
+
+
+def ask_to_compare(turn_id: str, label: str) -> None:
+    """The button asks its own label about its answer's list: one comparison path, the same
+    as typing it (`rag.answer.references.compares_all`), numbered as that list."""
+    st.session_state["example"] = label
+    st.session_state["compare_of"] = turn_id
 
 
 def compared_in_answer(turn: Turn, answer: CitedAnswer, assistant: Assistant | None) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from rag.answer.markers import parse_markers
+from rag.common.latex import to_text
 from rag.common.redact import redact
 from rag.explore.bibtex import authors_in_order
 from rag.types import TIERS, Paper
@@ -119,7 +120,8 @@ def display_answer(text: str, macros: Mapping[str, str] | None = None) -> str:
     for line in text.split("\n"):
         pieces = []
         line = without_bidi(line)
-        for kind, piece in display_form(line, macros) if line.strip() else [("text", line)]:
+        shown_line = display_form(line, macros, emphasis=True) if line.strip() else []
+        for kind, piece in shown_line or [("text", line)]:
             pieces.append(f"${piece}$" if kind == "math" else escape_answer(piece))
         # display_form collapses the spaces at either end: a sublist's indent, the space
         # before a marker
@@ -198,9 +200,11 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
 
     def title(n: int) -> str:
         paper = answer.sources[n - 1].paper
-        parts = [paper.shown_title, paper.tier or paper.decision or "decision unknown"]
+        known = paper.tier or paper.decision or ("" if paper.untitled else "decision unknown")
+        parts = [paper.shown_title, known]
+        # The quote's own macro (\sys) as its paper's name, as the answer shows it (issue 31).
         if quotes[n]:
-            said = f"“{quotes[n]}”"
+            said = f"“{to_text(quotes[n], macros)}”"
         elif any(c.supported is False for c in by_number[n]):
             said = "the claim is not found in this abstract"
         else:
@@ -345,8 +349,7 @@ def source_facts(
     """Tier badge, link, whether the answer cites it (or that it matched poorly), and the
     number it was first shown with when that differs (`first_numbers`)."""
     paper = row.source.paper
-    facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
-    facts.append(source_link(paper.url))
+    facts = paper_facts(paper)
     if not paper.has_abstract:
         facts.append(NO_ABSTRACT)
     if abstained:
@@ -358,6 +361,17 @@ def source_facts(
     if first is not None and first[1] != row.n:
         facts.append(f"first shown as \\[{first[1]}\\] in answer {first[0]}")
     return " · ".join(facts)
+
+
+def paper_facts(paper: Paper) -> list[str]:
+    """Tier badge and link; for an untitled seed abstract, that it is one, not two unknowns."""
+    if paper.untitled:
+        return [SEED_FACT]
+    facts = [tier_badge(paper.tier) or escape_text(paper.decision or "Decision unknown")]
+    return [*facts, source_link(paper.url)]
+
+
+SEED_FACT = "seed abstract, not matched to an ICLR 2025 paper"
 
 
 def first_numbers(turns: Sequence[Turn]) -> dict[str, tuple[int, int]]:

@@ -42,7 +42,8 @@ class CitedAnswer:
     """An answer whose `[n]` markers and `Citation.n` name `sources[n - 1]`.
 
     `sources` is the numbered list the reader sees: the cited papers first, 1..k in order of
-    first citation, then the retrieved papers not cited, with no gaps.
+    first citation, then the retrieved papers not cited, with no gaps; a comparison
+    (`compare`) keeps the order of the list it was asked about.
 
     A refusal (`abstained`) also keeps its parts as data, so no reader has to cut them out of
     `answer`: `refusal` is what it says, without the list of titles, and `nearest` the
@@ -123,6 +124,8 @@ def numbered(result: CitedAnswer) -> CitedAnswer:
     The one place source numbers change, for the offline and the model's answers alike;
     the text's markers and each `Citation.n` follow.
     """
+    if result.compare:  # a comparison keeps the numbers of the list it compares (issue 31)
+        return result
     order = source_order(result.answer, len(result.sources))
     mapping = {old: new for new, old in enumerate(order, start=1)}
     if all(old == new for old, new in mapping.items()):

@@ -32,17 +32,26 @@ def follow_up(
     filters: Filters | None,
 ) -> Turn:
     """A follow-up about the previous sources; "compare them" also gets the comparison table
-    (its first `MAX_COMPARED` papers, `rag.explore.compare`, drawn by the page and the CLI)."""
+    (its first `MAX_COMPARED` papers, `rag.explore.compare`, drawn by the page and the CLI).
+
+    Compared papers keep the order of the list the reader saw ("compare [3] and [1]" puts [1]
+    first), so "compare the first two" keeps their numbers, in the text and the table alike.
+    """
     compared = is_comparison(text) and len(reference.numbers) >= 2 and not reference.about_metadata
-    dropped = reference.numbers[MAX_COMPARED:] if compared else ()
+    dropped: tuple[int, ...] = ()
     if compared:
-        reference = replace(reference, numbers=reference.numbers[:MAX_COMPARED])
+        ordered = tuple(sorted(reference.numbers))
+        dropped = ordered[MAX_COMPARED:]
+        reference = replace(reference, numbers=ordered[:MAX_COMPARED])
     turn = referring_turn(question, text, standalone, reference, shown, cited, assistant, filters)
     if compared and (turn.citable or 0) >= 2:
         turn.compare = tuple(range(1, min(turn.citable or 0, MAX_COMPARED) + 1))
         if dropped:
             turn.scope_note += " " + message("compare_first", question).format(
-                n=MAX_COMPARED, total=len(reference.numbers) + len(dropped)
+                compared=", ".join(f"[{n}]" for n in reference.numbers),
+                left=", ".join(f"[{n}]" for n in dropped),
+                n=MAX_COMPARED,
+                total=len(reference.numbers) + len(dropped),
             )
     if turn.result is not None:
         turn.result.scope_note = turn.scope_note

@@ -225,6 +225,8 @@ def _prepare(
     shown = previous.sources if previous is not None and not previous.abstained else []
     shown_papers = [s.paper for s in shown]
     cited = max((c.n for c in previous.citations), default=0) if previous is not None else 0
+    if previous is not None and previous.compare:  # "compare them" again: the same papers
+        cited = max(cited, *previous.compare)
     reference = resolve(text, shown_papers, cited) if shown else None
     if reference is not None and _asked_anew(text, reference, previous):
         reference = None  # a new search, under the current filters and k
@@ -272,6 +274,7 @@ def _asked_anew(text: str, reference: Reference, previous: CitedAnswer | None) -
     """A new question, not a follow-up: the previous question asked again (after a filter
     or the sources setting changed), or "Which papers ...?" naming a title's words."""
     again = previous is not None and " ".join(text.split()) == " ".join(previous.question.split())
+    again = again and previous is not None and not previous.compare  # "compare them" twice
     return again or (reference.how == "name" and is_list_request(text))
 
 

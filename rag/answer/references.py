@@ -26,6 +26,7 @@ from functools import cache
 from rag.answer import references_zh as zh
 from rag.answer.markers import parse_markers
 from rag.common.lexical import STOPWORDS, terms
+from rag.lang.messages import MESSAGES
 from rag.retrieval.names import ordinary
 from rag.types import TIERS, Paper
 
@@ -236,6 +237,8 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         if named:
             numbers, how = list(named), "name"
     tier = _tier_asked(text) or (zh.tier_asked(text) if chinese else "")
+    if not numbers and compares_all(text):  # the cited papers; with one cited, the top three
+        numbers, how = list(scope) if len(scope) >= 2 else list(range(1, min(3, count) + 1)), "set"
     if not numbers:
         for every in _ALL.finditer(text):
             word = next((g for g in every.groups() if g), None)
@@ -284,6 +287,26 @@ _COMPARISON = re.compile(
     r"which\s+is\s+better)\b",
     re.IGNORECASE,
 )
+
+
+def compares_all(question: str) -> bool:
+    """A comparison of the list that names no paper nor topic: a comparison button's label
+    typed ("Compare the cited papers"), "compare them", "比较一下". Made only of the words of
+    `MESSAGES[lang]["compare_words"]` and of the labels: one decision for button and text."""
+    text = question.casefold()
+    for lang, said in MESSAGES.items():
+        words = " ".join(said[k] for k in ("compare_words", "compare_cited", "compare_top"))
+        if lang == "en":
+            found = set(re.findall(r"[^\W\d_]+|\d+", text))
+            if found and found <= set(words.casefold().split()) and is_comparison(question):
+                return True
+        elif zh.has_han(text) and zh.is_comparison(text):  # no spaces: remove the words
+            left = re.sub(r"[\W_]+", "", text)
+            for word in sorted(words.split(), key=len, reverse=True):
+                left = left.replace(word, "")
+            if not left:
+                return True
+    return False
 
 
 def is_comparison(question: str) -> bool:

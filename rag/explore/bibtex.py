@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from rag.common.latex import to_text
 from rag.types import Paper
 
 BOOKTITLE = "The Thirteenth International Conference on Learning Representations"
@@ -119,7 +120,9 @@ def bibtex(papers: Iterable[Paper]) -> str:
         used.add(unique)
         # bibtexparser adds the enclosing braces; the inner pair keeps the title's capitals
         # (BibTeX styles lower-case titles).
-        fields = [model.Field("title", "{" + latex(paper.title) + "}")]
+        # The title as text first (rag.common.latex, the one normaliser): `\underline{T}ool`
+        # is "Tool", not an escaped backslash (issue 31).
+        fields = [model.Field("title", "{" + latex(to_text(paper.title)) + "}")]
         names = [bibtex_name(a) for a in paper.authors if a.split()]
         if names:
             fields.append(model.Field("author", " and ".join(names)))

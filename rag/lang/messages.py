@@ -28,7 +28,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Method": "Method",
         "Result": "Result",
         "label_end": ": ",  # after a label: "- Method: We propose ..."
-        "compare_first": "The table compares the first {n} of the {total}: it holds 2 to 4.",
+        "compare_first": (
+            "The table compares the first {n} of the {total} asked for, {compared} ({left} "
+            "left out): a table holds 2 to 4 papers."
+        ),
+        # The comparison button's labels (ui.papers_view): the button asks its label, and
+        # typed, a label asks the same (rag.answer.references.compares_all).
+        "compare_cited": "Compare the cited papers",
+        "compare_top": "Compare the top sources",
+        # Words a request to compare the whole list may be made of and still name no paper
+        # nor topic ("compare them", "please compare these papers"), beside the labels' own.
+        "compare_words": (
+            "compare comparison contrast please can could you a the them these those all "
+            "papers paper sources source cited listed above top ones results side by now"
+        ),
         # Answers from the papers' records (rag.answer.records)
         "by_person": "Papers with {name} among their authors in the index ({n}), from the "
         "papers' author lists:",
@@ -66,7 +79,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Method": "方法",
         "Result": "结果",
         "label_end": "：",
-        "compare_first": "对比表只比较 {total} 篇中的前 {n} 篇（每张表 2 到 4 篇）。",
+        "compare_first": (
+            "对比表比较了所要求的 {total} 篇中的前 {n} 篇 {compared}（未含 {left}）："
+            "每张表只能比较 2 到 4 篇。"
+        ),
+        "compare_cited": "比较所引论文",
+        "compare_top": "比较排名靠前的来源",
+        # Chinese has no spaces: these are removed from the request, longest first, and
+        # nothing may remain ("比较一下", "请对比一下这些论文").
+        "compare_words": (
+            "比较 对比 比一比 一下 请 吧 呢 帮我 所引 引用的 论文 文章 来源 这些 它们 这几篇 "
+            "上述 以上 所有 全部 排名靠前的 靠前的 的"
+        ),
         "by_person": "索引中作者包括 {name} 的论文（{n} 篇，依据论文的作者列表）：",
         "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）；加上主题可以缩小范围。",
         "authors_of": "以下信息来自索引中的论文记录：",
