@@ -238,3 +238,12 @@ def test_rag_compare_json_offline_and_with_the_model(
     assert main(["compare", ids[0], "missing-id", "--index", index]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no paper with id 'missing-id'") and err.count("\n") == 1
+
+
+def test_a_reply_nested_thousands_deep_is_a_one_line_error() -> None:
+    """Issue 32, L4: JSON nested past Python's recursion limit, from a hostile model."""
+    from rag.explore.compare import parse_reply
+
+    deep = '{"problem": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(CompareError, match="did not reply with the JSON table"):
+        parse_reply(deep, 2)

@@ -433,3 +433,23 @@ def test_store_errors_are_not_swallowed_by_the_answer(
         open_assistant(settings, embeddings)
     with pytest.raises(IndexMissingError):
         open_assistant(make_settings(tmp_path / "none"), embeddings)
+
+
+def test_a_lone_surrogate_in_a_model_reply_is_shown_as_a_replacement_character(
+    tmp_path: Path,
+    llm: OpenAIServer,
+    seed_settings: Settings,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 32, L4: "\\ud800" is valid JSON and no UTF-8 output can carry it; the answer, its
+    JSON and a comparison's table show U+FFFD instead of a traceback."""
+    llm.reset()
+    reply = "ReBIND adds Lennard-Jones edges \ud800 between atoms [1]."
+    llm.script(reply, reply)
+    config = llm_config(tmp_path, llm)
+    index_dir = str(seed_settings.store.index_dir)
+    args = ["ask", REBIND_QUESTION, "--config", str(config), "--index", index_dir]
+    assert main(args) == 0
+    assert "edges \ufffd between" in capsys.readouterr().out
+    assert main([*args, "--json"]) == 0
+    assert "edges \ufffd between" in json.loads(capsys.readouterr().out)["answer"]

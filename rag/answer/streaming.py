@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
+from rag.common.side_files import without_surrogates
 from rag.models import budget as llm_budget
 from rag.models.budget import Budget
 
@@ -78,7 +79,12 @@ def _whole(model: BaseChatModel, messages: list[BaseMessage], budget: Budget) ->
 
 
 def reply_text(content: Any) -> str:
-    """A message's text, whether its content is a string or a list of parts."""
+    """A message's text, whether its content is a string or a list of parts; a lone surrogate
+    in it (valid JSON, no UTF-8 output can carry it) as U+FFFD."""
+    return without_surrogates(_text_of(content))
+
+
+def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):

@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import sys
 import threading
@@ -81,6 +82,14 @@ def read_json(path: Path, max_bytes: int, gz: bool = False) -> Any:
     """The JSON value of `path` (gzip-compressed if `gz`), within `max_bytes` read and inflated."""
     data = read_bytes(path, max_bytes)
     return parse_json(gunzip(data, max_bytes, path) if gz else data, path)
+
+
+def without_surrogates(text: str) -> str:
+    """Lone surrogates ("\\ud800", valid in JSON) as U+FFFD: no UTF-8 output can carry them."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def has_surrogates(value: Any) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from rag.common import retry
-from rag.common.side_files import SideFileError, parse_json
+from rag.common.side_files import SideFileError, parse_json, without_surrogates
 from rag.corpus import fetch_files
 from rag.corpus.bounded_http import BoundedTransport
 from rag.corpus.fetch_files import (
@@ -383,10 +383,7 @@ def _text(value: Any) -> str:
 
 def _clean(text: str) -> str:
     """Lone surrogates ("\\ud800" in the JSON) as U+FFFD: no UTF-8 file can hold them."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+    return without_surrogates(text)
 
 
 def _note_id(note: Any) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag.answer.fence import defuse
 from rag.answer.markers import check_citations
+from rag.common.side_files import without_surrogates
 from rag.errors import CompareError
 from rag.index.chunking import split_sentences
 from rag.settings import LLMSettings
@@ -317,7 +318,9 @@ def compare_with_model(
             f"the language model failed: {model_error_message(e, llm, name)} "
             "Try again, or compare offline with --config offline."
         ) from None
-    content = reply.content if isinstance(reply.content, str) else str(reply.content)
+    content = without_surrogates(
+        reply.content if isinstance(reply.content, str) else str(reply.content)
+    )
     table = parse_reply(content, len(papers))
     valid = set(range(1, len(papers) + 1))
     by_n = dict(enumerate(papers, start=1))
@@ -339,7 +342,7 @@ def parse_reply(content: str, count: int) -> dict[str, list[str]]:
     start, end = content.find("{"), content.rfind("}")
     try:
         data = json.loads(content[start : end + 1]) if 0 <= start < end else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
         data = None
     if not isinstance(data, dict):
         raise CompareError(
