@@ -73,6 +73,22 @@ def streamlit(
         stop_group(proc)
 
 
+@contextmanager
+def offline_app(index: Path, folder: Path, **env: str) -> Iterator[str]:
+    """The page's URL, offline, over `index`: the caller's RAG_* settings and key left out, the
+    feedback log and the server's log in `folder`, `env` on top."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    clean.pop("OPENAI_API_KEY", None)
+    clean.update(
+        RAG_STORE__INDEX_DIR=str(index),
+        RAG_LLM__MODEL="offline",
+        RAG_UI__FEEDBACK_PATH=str(folder / "feedback.jsonl"),
+        **env,
+    )
+    with (folder / "streamlit.log").open("wb") as log, streamlit(clean, log=log) as served:
+        yield served.url
+
+
 def stop_group(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
     """End `proc` and its children (its own session): SIGTERM, then SIGKILL after `timeout`."""
     os.killpg(proc.pid, signal.SIGTERM)

@@ -8,7 +8,6 @@ from the no-abstract list KAN and Max Tegmark's two other papers (title records)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from rag.settings import BUNDLED_CORPUS
-from testkit.streamlit_app import chromium, streamlit
+from testkit.streamlit_app import chromium, offline_app
 from tests.helpers import make_settings
 
 pytestmark = pytest.mark.slow
@@ -44,16 +43,8 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[s
     (corpus / "papers_no_abstract.jsonl").write_text("".join(json.dumps(r) + "\n" for r in titles))
     index = root / "index"
     build_index(make_settings(index), [corpus], embeddings=embeddings)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
-    env.pop("OPENAI_API_KEY", None)
-    env.update(
-        RAG_STORE__INDEX_DIR=str(index),
-        RAG_LLM__MODEL="offline",
-        RAG_UI__FEEDBACK_PATH=str(root / "feedback.jsonl"),
-        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-    )
-    with (root / "streamlit.log").open("wb") as log, streamlit(env, log=log) as served:
-        yield served.url
+    with offline_app(index, root, PYTHONPATH=str(Path(__file__).resolve().parents[1])) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

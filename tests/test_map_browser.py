@@ -10,7 +10,6 @@ card and a comparison with it show no raw LaTeX. Screenshots land in tests/artif
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
-from testkit.streamlit_app import chromium, streamlit, wait_idle
+from testkit.streamlit_app import chromium, offline_app, wait_idle
 from tests.helpers import ARTIFACTS, CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -49,15 +48,8 @@ def map_app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterat
     corpus.write_text("".join(json.dumps(r) + "\n" for r in chosen_papers()), encoding="utf-8")
     index = root / "index"
     build_index(make_settings(index), [corpus], embeddings=embeddings)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
-    env.pop("OPENAI_API_KEY", None)
-    env.update(
-        RAG_STORE__INDEX_DIR=str(index),
-        RAG_LLM__MODEL="offline",
-        RAG_UI__FEEDBACK_PATH=str(root / "feedback.jsonl"),
-    )
-    with (root / "streamlit.log").open("wb") as log, streamlit(env, log=log) as served:
-        yield served.url
+    with offline_app(index, root) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
