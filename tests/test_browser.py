@@ -98,7 +98,7 @@ def test_question_streams_a_cited_answer_and_markup_stays_text(
     references = exported.split("## References\n", 1)[1]
     assert (
         "1. QuokkaNet \\<script\\>alert(1)\\</script\\>: counting quokkas "
-        "\\[from\\](javascript:\u2060alert(4)) the air (Spotlight). "
+        "\\[from\\](javascript:\u2060alert(4)) the air (Spotlight). A. Tester. "
         "<https://openreview.net/forum?id=QuokkaXSS01>"
     ) in references
     assert dialogs == []

@@ -212,7 +212,7 @@ def test_the_shipped_sums_match_the_shipped_files() -> None:
 
     folder = MULTILINGUAL_FILE.parent
     sums = recorded_sums(folder)
-    shipped_files = [chunk_file("onnx-int8"), MULTILINGUAL_FILE]
+    shipped_files = [chunk_file("float32"), MULTILINGUAL_FILE]
     shipped_files += [folder / "chunks.json.gz", folder / "topicmap.json.gz"]
     for path in shipped_files:
         assert sums.get(path.name) == hashlib.sha256(path.read_bytes()).hexdigest(), (
@@ -557,7 +557,7 @@ def test_a_damaged_onnx_cache_is_exported_again(
     monkeypatch.setenv("RAG_MODEL_CACHE", str(cache))
     folder = model_cache_dir() / f"minilm-l6-{BUNDLED_SHA256[:12]}"
     folder.mkdir(parents=True)
-    (folder / "model-int8.onnx").write_bytes(b"not an onnx model")
+    (folder / "model.onnx").write_bytes(b"not an onnx model")  # the default, float32
     again = LocalEmbeddings().embed_query("sparse attention")
     assert float(np.dot(reference, again)) > 0.999
     assert "exported again" in capsys.readouterr().err
@@ -633,10 +633,10 @@ def test_a_first_ingest_with_a_truncated_shipped_file_embeds_instead(
 
     shipped_dir = tmp_path / "shipped"
     shipped_dir.mkdir()
-    path = shipped_dir / "vectors-minilm-onnx-int8.npz"
-    path.write_bytes(shipped.chunk_file("onnx-int8").read_bytes()[:100_000])
+    path = shipped_dir / "vectors-minilm-float32.npz"
+    path.write_bytes(shipped.chunk_file("float32").read_bytes()[:100_000])
     record_sums(shipped_dir)
-    monkeypatch.setattr(shipped, "chunk_file", lambda backend: path)
+    monkeypatch.setattr(shipped, "chunk_file", lambda vectors: path)
     corpus = tmp_path / "named.jsonl"
     corpus.write_text("".join(json.dumps(p.__dict__ | {"extra": None}) + "\n" for p in NAMED))
     settings = make_settings(tmp_path / "index", embedding={"multilingual": False})
