@@ -9,9 +9,9 @@ question names ("how many orals on Y") filters the count like the sidebar.
 from __future__ import annotations
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
-from rag.answer.records import record_line, record_quote
+from rag.answer.records import record_line, records_cited
 from rag.common.lexical import terms
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, words
@@ -57,17 +57,4 @@ def count_answer(
     ]
     if len(matching) > k + MAX_LISTED:
         lines.append(message("count_more", question).format(n=len(matching) - k - MAX_LISTED))
-    quotes = [record_quote(n, s.paper) for n, s in enumerate(cited, 1)]
-    return numbered(
-        CitedAnswer(
-            question=question,
-            standalone_question=turn.standalone,
-            answer="\n".join(lines),
-            citations=cite(quotes, cited),
-            sources=cited,
-            abstained=False,
-            model=assistant.model,
-            offline=assistant.offline,
-            scope_note=turn.scope_note,
-        )
-    )
+    return records_cited(turn, lines, cited, assistant, rest=False)

@@ -66,7 +66,7 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
         if is_named or asks_title(turn.standalone, paper.title):
             facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
-            return _answer(turn, lines, [sources[0]], assistant)
+            return records_cited(turn, lines, [sources[0]], assistant)
         return None
     if not is_named or not (asked.authors_of or asked.tier_asked):
         return None
@@ -80,7 +80,7 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
     else:
         facts = [record_fact(paper, "authors", zh), record_fact(paper, "tier", zh)]
         lines = [message("authors_of", question), "", record_line(1, paper, facts, question)]
-    return _answer(turn, lines, [sources[0]], assistant)
+    return records_cited(turn, lines, [sources[0]], assistant)
 
 
 def _person_answer(
@@ -100,10 +100,11 @@ def _person_answer(
         )
     if total > len(theirs):
         lines += ["", message("by_person_more", question).format(k=len(theirs), n=total)]
-    return _answer(turn, lines, theirs, assistant, rest=False)  # their papers and nothing else
+    # Their papers and nothing else.
+    return records_cited(turn, lines, theirs, assistant, rest=False)
 
 
-def _answer(
+def records_cited(
     turn: Turn,
     lines: list[str],
     cited: list[RetrievedPaper],

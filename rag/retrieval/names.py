@@ -319,11 +319,20 @@ def named_first(
     lead = [pid for pid in match.paper_ids if match.whole_subject or pid in fused]
     if not lead:
         return list(ranked), fused
+    return scored_first(lead, ranked, fused)
+
+
+def scored_first(
+    lead: Sequence[str], ranked: Sequence[str], fused: dict[str, float]
+) -> tuple[list[str], dict[str, float]]:
+    """`lead` in its order, then the rest of `ranked`; each of `lead` scored just above the
+    best, so the fused list keeps them on top (a named paper, a person's papers)."""
     top = max(fused.values(), default=0.0)
     scores = dict(fused)
     for i, pid in enumerate(lead):
         scores[pid] = top + 1e-3 * (len(lead) - i)
-    return lead + [pid for pid in ranked if pid not in lead], scores
+    chosen = set(lead)
+    return list(lead) + [pid for pid in ranked if pid not in chosen], scores
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.

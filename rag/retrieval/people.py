@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
-from rag.retrieval.names import english_words
+from rag.retrieval.names import english_words, scored_first
 from rag.types import Paper
 
 # Letters NFKD does not take apart.
@@ -139,11 +139,7 @@ def lifted(
     theirs = set(ids)
     lead = [pid for pid in ranked if pid in theirs]
     lead += [pid for pid in ids if pid not in lead]
-    top = max(fused.values(), default=0.0)
-    scores = dict(fused)
-    for i, pid in enumerate(lead):
-        scores[pid] = top + 1e-3 * (len(lead) - i)
-    return lead + [pid for pid in ranked if pid not in theirs], scores
+    return scored_first(lead, ranked, fused)
 
 
 PEOPLE_VERSION = 2
