@@ -153,6 +153,17 @@ def ask_in_page(page: Any, question: str) -> None:
     box.press("Enter")
 
 
+def ask_turn(page: Any, question: str, turn: int, timeout_ms: int = 120_000) -> Any:
+    """Send `question`; the reply of chat turn `turn` (from 0) once its feedback widget is
+    drawn."""
+    from playwright.sync_api import expect
+
+    ask_in_page(page, question)
+    reply = page.get_by_test_id("stChatMessage").nth(2 * turn + 1)
+    expect(reply.get_by_test_id("stFeedback")).to_be_visible(timeout=timeout_ms)
+    return reply
+
+
 def wait_idle(page: Any, settle_ms: int = 300, timeout_ms: int = 120_000) -> None:
     """Wait until Streamlit's running indicator is gone, then `settle_ms` for the last redraw:
     a click during a rerun lands on an element about to be replaced."""

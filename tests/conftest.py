@@ -126,3 +126,13 @@ def assistant(seed_settings: Settings, srv: OpenAIServer, embeddings: LocalEmbed
     from tests.scripted_model import llm_settings
 
     return open_assistant(llm_settings(seed_settings, srv), embeddings=embeddings)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per browser-test module (Playwright's sync API runs one at a
+    time)."""
+    from testkit.streamlit_app import chromium
+
+    with chromium() as started:
+        yield started

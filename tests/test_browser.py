@@ -8,22 +8,15 @@ The screenshot lands in tests/artifacts/ (ignored by git).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from testkit.streamlit_app import ask_in_page, chromium, open_app
+from testkit.streamlit_app import ask_in_page, open_app
 from tests.helpers import ARTIFACTS, IMG, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
 
 
 def test_question_streams_a_cited_answer_and_markup_stays_text(

@@ -20,7 +20,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from testkit.openai_server import OpenAIServer
-from testkit.streamlit_app import chromium, streamlit, wait_idle
+from testkit.streamlit_app import ask_turn, streamlit, wait_idle
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 from ui.feedback import latest_feedback
 
@@ -74,12 +74,6 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[A
             yield App(served.url, server, root / "feedback.jsonl")
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
-
-
 def open_page(app: App, browser: Any, model: str = OFFLINE) -> Any:
     """A new session with `model` chosen in the sidebar's menu."""
     from playwright.sync_api import expect
@@ -102,15 +96,7 @@ def choose_model(page: Any, label: str) -> None:
 
 
 def ask(page: Any, question: str, turn: int) -> Any:
-    """Send `question`; the reply of chat turn `turn` once its feedback widget is drawn."""
-    from playwright.sync_api import expect
-
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(question)
-    box.press("Enter")
-    reply = page.get_by_test_id("stChatMessage").nth(2 * turn + 1)
-    expect(reply.get_by_test_id("stFeedback")).to_be_visible(timeout=TIMEOUT)
-    return reply
+    return ask_turn(page, question, turn, TIMEOUT)
 
 
 def source_titles(reply: Any) -> list[str]:

@@ -16,7 +16,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from rag.settings import BUNDLED_CORPUS
-from testkit.streamlit_app import chromium, offline_app
+from testkit.streamlit_app import ask_turn, offline_app
 from tests.helpers import make_settings
 
 pytestmark = pytest.mark.slow
@@ -47,22 +47,8 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[s
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
-
-
 def ask(page: Any, question: str, turn: int) -> Any:
-    """Send `question`; the reply of chat turn `turn` once its feedback widget is drawn."""
-    from playwright.sync_api import expect
-
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(question)
-    box.press("Enter")
-    reply = page.get_by_test_id("stChatMessage").nth(2 * turn + 1)
-    expect(reply.get_by_test_id("stFeedback")).to_be_visible(timeout=TIMEOUT)
-    return reply
+    return ask_turn(page, question, turn, TIMEOUT)
 
 
 def test_kan_is_found_and_marked_and_tegmarks_papers_are_listed(app: str, browser: Any) -> None:

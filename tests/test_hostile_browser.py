@@ -23,7 +23,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from testkit.openai_server import OpenAIServer, Reply
-from testkit.streamlit_app import ask_in_page, chromium, open_app, streamlit
+from testkit.streamlit_app import ask_in_page, open_app, streamlit
 from tests.helpers import ARTIFACTS, make_settings
 
 pytestmark = pytest.mark.slow
@@ -112,13 +112,6 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[A
         )
         with (root / "streamlit.log").open("wb") as log, streamlit(env, log=log) as served:
             yield App(served.url, server)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One Chromium for the module (Playwright's sync API runs one at a time)."""
-    with chromium() as started:
-        yield started
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
-from testkit.streamlit_app import chromium, offline_app, wait_idle
+from testkit.streamlit_app import offline_app, wait_idle
 from tests.helpers import ARTIFACTS, CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -50,12 +50,6 @@ def map_app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterat
     build_index(make_settings(index), [corpus], embeddings=embeddings)
     with offline_app(index, root) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
 
 
 def open_page(browser: Any, url: str, viewport: str) -> Any:

@@ -20,7 +20,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from rag.settings import SEED_FILES
-from testkit.streamlit_app import chromium, offline_app, wait_idle
+from testkit.streamlit_app import ask_turn, offline_app, wait_idle
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -56,12 +56,6 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[s
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
-
-
 def open_page(browser: Any, url: str, viewport: str) -> Any:
     from playwright.sync_api import expect
 
@@ -78,14 +72,8 @@ def open_page(browser: Any, url: str, viewport: str) -> Any:
 
 
 def ask(page: Any, question: str, turn: int) -> Any:
-    """Send `question`; the reply of chat turn `turn` once its feedback widget is drawn."""
-    from playwright.sync_api import expect
-
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(question)
-    box.press("Enter")
-    reply = page.get_by_test_id("stChatMessage").nth(2 * turn + 1)
-    expect(reply.get_by_test_id("stFeedback")).to_be_visible(timeout=TIMEOUT)
+    """`ask_turn`, then the page's rerun let finish."""
+    reply = ask_turn(page, question, turn, TIMEOUT)
     wait_idle(page, timeout_ms=TIMEOUT)
     return reply
 
