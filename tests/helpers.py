@@ -114,3 +114,15 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def three_seed_papers(path: Path) -> Path:
+    """The first three seed abstracts as a JSONL corpus at `path` (id and abstract only)."""
+    from rag.corpus.loaders import load_papers
+    from rag.settings import SEED_FILES
+
+    papers = load_papers(list(SEED_FILES))[:3]
+    path.write_text(
+        "".join(json.dumps({"id": p.id, "abstract": p.abstract}) + "\n" for p in papers)
+    )
+    return path

@@ -13,7 +13,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.cli.main import main
-from rag.corpus.loaders import load_papers
 from rag.errors import StaleVectorsError
 from rag.index.build_status import (
     BuildStatus,
@@ -23,8 +22,7 @@ from rag.index.build_status import (
     status_path,
 )
 from rag.index.ingest import build_index
-from rag.settings import SEED_FILES
-from tests.helpers import CORPUS_JSONL, ROOT, make_settings
+from tests.helpers import CORPUS_JSONL, ROOT, make_settings, three_seed_papers
 
 APP = str(ROOT / "ui" / "app.py")
 QUESTION = "How do language models handle long contexts?"
@@ -32,12 +30,7 @@ QUESTION = "How do language models handle long contexts?"
 
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
-    path = tmp_path / "small.jsonl"
-    papers = load_papers(list(SEED_FILES))[:3]
-    path.write_text(
-        "".join(json.dumps({"id": p.id, "abstract": p.abstract}) + "\n" for p in papers)
-    )
-    return path
+    return three_seed_papers(tmp_path / "small.jsonl")
 
 
 def dead_pid() -> int:

@@ -41,7 +41,7 @@ from rag.retrieval.retriever import Retriever, open_retriever
 from rag.settings import SEED_FILES, Settings
 from testkit.chroma_server import free_port
 from testkit.openai_server import OpenAIServer, Reply
-from tests.helpers import ROOT, copy_index, index_snapshot, make_settings
+from tests.helpers import ROOT, copy_index, index_snapshot, make_settings, three_seed_papers
 from tests.scripted_model import llm_config
 
 REBIND_QUESTION = (
@@ -250,13 +250,7 @@ def test_corrupt_bm25_cache_is_rebuilt_and_search_is_unchanged(
 def test_an_index_from_another_embedding_model_or_chunking(
     tmp_path: Path, embeddings: LocalEmbeddings, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    papers = tmp_path / "three.jsonl"
-    papers.write_text(
-        "".join(
-            json.dumps({"id": p.id, "abstract": p.abstract}) + "\n"
-            for p in load_papers(list(SEED_FILES))[:3]
-        )
-    )
+    papers = three_seed_papers(tmp_path / "three.jsonl")
     with OpenAIServer() as server:  # OpenAI-protocol embeddings over real HTTP
         other = make_settings(
             tmp_path / "openai-index",

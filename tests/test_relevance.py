@@ -7,7 +7,6 @@ not decimals recorded on one machine (issue 28).
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import pytest
 
 from rag.answer.pipeline import answer, open_assistant
 from rag.cli.main import main
-from rag.corpus.loaders import load_papers
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.calibration import (
     MINILM,
@@ -26,8 +24,9 @@ from rag.retrieval.calibration import (
 )
 from rag.retrieval.relevance import Relevance
 from rag.retrieval.retriever import Retriever, open_retriever
-from rag.settings import SEED_FILES, Settings, with_overrides
+from rag.settings import Settings, with_overrides
 from testkit.openai_server import OpenAIServer
+from tests.helpers import three_seed_papers
 
 MOLECULES = (
     "How can predictions of lowest-energy 3D molecule shapes from 2D graphs be improved by "
@@ -219,13 +218,7 @@ def test_answers_and_refusals_of_the_assistant_follow_the_decision(
 def test_the_cli_says_when_the_embeddings_have_no_calibration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    papers = tmp_path / "three.jsonl"
-    papers.write_text(
-        "".join(
-            json.dumps({"id": p.id, "abstract": p.abstract}) + "\n"
-            for p in load_papers(list(SEED_FILES))[:3]
-        )
-    )
+    papers = three_seed_papers(tmp_path / "three.jsonl")
     index = str(tmp_path / "index")
     with OpenAIServer() as server:  # OpenAI-protocol embeddings over real HTTP
         monkeypatch.setenv("RAG_EMBEDDING__PROVIDER", "openai")
