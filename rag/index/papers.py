@@ -30,7 +30,7 @@ from rag.index.store import (
     reopen_client,
     store_error,
 )
-from rag.models.factory import embeddings_name
+from rag.models.factory import embeddings_name, vectors_of
 from rag.settings import Settings
 from rag.types import Paper
 
@@ -85,10 +85,6 @@ class Manifest:
             other.chunk_overlap,
         )
         return same and self.vectors != other.vectors
-
-
-def vectors_of(embeddings: Embeddings) -> str:
-    return str(getattr(embeddings, "precision", "float32"))
 
 
 # Indexes built before the precision was recorded: the bundled MiniLM's were int8 (its default

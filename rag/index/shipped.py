@@ -181,7 +181,9 @@ def chunk_vectors(settings: Settings, embeddings: Embeddings) -> StoredVectors |
     """The shipped chunk vectors usable with `embeddings` and these settings, else None."""
     if not settings.embedding.bundled_vectors or local_backend(embeddings) is None:
         return None
-    vectors = str(getattr(embeddings, "precision", "float32"))
+    from rag.models.factory import vectors_of
+
+    vectors = vectors_of(embeddings)
     return matching(chunk_file(vectors), chunk_key(settings, vectors))
 
 

@@ -15,6 +15,7 @@ from rag.types import OFFLINE_MODEL
 __all__ = [
     "chat_model_name",
     "embeddings_name",
+    "vectors_of",
     "is_openai_api",
     "make_chat_model",
     "make_embeddings",
@@ -64,6 +65,12 @@ def _api_key(variable: str) -> str | None:
 def embeddings_name(embeddings: Embeddings) -> str:
     name = getattr(embeddings, "name", None) or getattr(embeddings, "model", None)
     return str(name or type(embeddings).__name__)
+
+
+def vectors_of(embeddings: Embeddings) -> str:
+    """The precision of the vectors `embeddings` gives: int8 for the bundled MiniLM's int8
+    backend, float32 for it otherwise and for any other model."""
+    return str(getattr(embeddings, "precision", "float32"))
 
 
 def chat_model_name(settings: LLMSettings) -> str:
