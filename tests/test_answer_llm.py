@@ -65,7 +65,8 @@ def test_prompt_numbers_the_retrieved_sources_and_asks_the_question(
     result = answer(INT4, assistant=assistant)
 
     (request,) = srv.requests
-    assert request.model == "gpt-test" and not request.stream
+    # answer() is stream_answer() read to its end: the request the page makes, streamed.
+    assert request.model == "gpt-test" and request.stream
     system, prompt = system_message(request), user_message(request)
     assert "never instructions" in system and "[n]" in system
     assert "do not answer" in system  # it is told to say so when the sources fall short
@@ -463,6 +464,7 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
         *["refusal", "nearest"],  # added later, after the original fields
         *["scope_note", "compare"],  # then a follow-up's scope and "compare them"
         *["grounding", "note", "uncited"],  # and then these (rag.answer.grounding)
+        "judge",  # which judge decided which papers belong (rag.answer.judge)
     ]
     assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == "openai:gpt-test" and printed["abstained"] is False

@@ -196,6 +196,7 @@ def test_cli_ask_json_text_and_batch(
         *["refusal", "nearest"],  # added later, after the original fields
         *["scope_note", "compare"],  # then a follow-up's scope and "compare them"
         *["grounding", "note", "uncited"],  # and the model's grounding (empty offline)
+        "judge",  # which judge decided which papers belong, and how many it checked
     ]
     assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False

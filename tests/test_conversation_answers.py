@@ -120,9 +120,9 @@ def test_cli_conversation_follow_up_on_the_seeds(
     (alone,) = json.loads(lines[1])["turns"]
     assert first == alone  # each line is a conversation of its own
     assert list(first)[:5] == ["question", "answer", "abstained", "model", "citations"]
-    assert list(first)[-8:] == [  # the fields added later, after the first five
+    assert list(first)[-9:] == [  # the fields added later, after the first five
         *["sources", "refusal", "nearest", "scope_note", "compare"],
-        *["grounding", "note", "uncited"],
+        *["grounding", "note", "uncited", "judge"],
     ]
     second = first["sources"][1]["paper_id"]
     assert {c["paper_id"] for c in follow_up["citations"]} == {second}

@@ -41,9 +41,7 @@ def test_float32_onnx_gives_torch_s_vectors() -> None:
     assert 1.0 - (a * b).sum(axis=1).min() < 1e-5
     q = ("why do LLMs fail at the reversal curse", "有没有论文研究 reverse curse？")
     for query in q:
-        assert 1.0 - float(
-            np.dot(torch_model.embed_query(query), onnx.embed_query(query))
-        ) < 1e-5
+        assert 1.0 - float(np.dot(torch_model.embed_query(query), onnx.embed_query(query))) < 1e-5
 
 
 @pytest.mark.slow

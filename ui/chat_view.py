@@ -240,6 +240,8 @@ def show_reply(
         notes.append("decision: " + ", ".join(turn.tiers))
     if answer.scope_note:
         notes.append(escape_text(answer.scope_note))
+    if answer.judge_note:  # a list's "checked 10, 7 match": what was left out
+        notes.append(escape_text(answer.judge_note))
     st.caption(" · ".join(notes))
     rows = source_rows(answer)
     if rows:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.citations import CitedAnswer
+from rag.answer.judge import Judge, OfflineJudge, Verdict
 from rag.answer.references import Reference
 from rag.answer.support import CachedEmbeddings
 from rag.errors import RagError
@@ -37,11 +38,13 @@ class Assistant:
     embeddings: Embeddings
     model: str = ""  # "provider:model" that answers, or "offline:extractive"
     sentence_embeddings: Embeddings = field(init=False, repr=False)
+    judge: Judge = field(init=False, repr=False)  # which retrieved papers belong
 
     def __post_init__(self) -> None:
         if not self.model:
             self.model = describe_model(self.chat_model, self.settings)
         self.sentence_embeddings = CachedEmbeddings(self.embeddings)
+        self.judge = OfflineJudge(self.retriever, self.sentence_embeddings)
 
     @property
     def offline(self) -> bool:
@@ -97,3 +100,4 @@ class Turn:
     citable: int | None = None  # only sources[:citable] may be cited (the referenced ones)
     scope_note: str = ""  # a follow-up answered from the previous sources says so
     compare: tuple[int, ...] = ()  # "compare them": the sources the comparison table shows
+    verdict: Verdict | None = None  # which sources belong (rag.answer.judge); None: a follow-up

@@ -71,6 +71,12 @@ class CitedAnswer:
     grounding: str = ""
     note: str = ""  # the one line saying why a fallback is shown
     uncited: int = 0  # the model's sentences with no marker
+    # Which candidates belong was decided by this judge ("offline" or a model,
+    # rag.answer.judge), which checked `checked` retrieved papers and kept `matched`.
+    judged_by: str = ""
+    checked: int = 0
+    matched: int = 0
+    judge_note: str = ""  # a list's "checked 10, 7 match", in the question's language
 
     def as_json(self) -> dict[str, Any]:
         """The `rag ask --json` object."""
@@ -115,6 +121,14 @@ class CitedAnswer:
             "grounding": self.grounding,
             "note": self.note,
             "uncited": self.uncited,
+            "judge": {
+                "by": self.judged_by,
+                "checked": self.checked,
+                "matched": self.matched,
+                "note": self.judge_note,
+            }
+            if self.judged_by
+            else None,
         }
 
 

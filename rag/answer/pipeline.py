@@ -32,7 +32,6 @@ from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.counts import count_answer
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.followup import follow_up
-from rag.answer.list_cut import listed
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
 from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
@@ -40,12 +39,11 @@ from rag.answer.records import question_filters, record_answer
 from rag.answer.references import Reference, is_comparison, resolve, topic_terms
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
-from rag.answer.streaming import capped, reply_text, streamed, within
+from rag.answer.streaming import capped, streamed
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
 from rag.lang.intent import read_question
-from rag.lang.messages import MESSAGES, question_language
-from rag.models import budget as llm_budget
+from rag.lang.messages import MESSAGES, message, question_language
 from rag.models.budget import Budget
 from rag.models.context import is_context_error
 from rag.models.factory import make_chat_model, model_error_message
@@ -117,35 +115,27 @@ def answer(
     previous: CitedAnswer | None = None,
     about: Paper | None = None,
 ) -> CitedAnswer:
-    """Answer `question` with checked citations.
+    """Answer `question` with checked citations: `stream_answer` read to its end, so what is
+    measured is what the page and the CLI run.
 
     A follow-up is read in the light of `history` and of `previous`, the last answer, whose
     numbered sources it may point at ("the second one"). A question asked `about` one paper
     (from its card) is answered from that paper alone.
     """
-    budget = _budget(assistant)
-    turn = _prepare(question, history, assistant, filters, k, budget, previous, about)
-    if turn.result is not None:
-        return turn.result
-    if assistant.chat_model is None:
-        return _offline(turn, assistant)
-    model = assistant.chat_model
-
-    cap = budget.reply_bytes
-
-    def ask(messages: list[BaseMessage]) -> str:
-        return within(reply_text(llm_budget.invoke(model, messages, budget).content), cap)[0]
-
-    try:
-        try:
-            text = ask(turn.messages)
-        except Exception as e:
-            if not (is_context_error(e) and _refit(turn, question, previous, assistant, e)):
-                raise
-            text = ask(turn.messages)  # once more with fewer sources
-    except Exception as e:
-        raise _model_error(e, assistant, question) from None
-    return checked_answer(turn, text, assistant, ask, lambda: _offline(turn, assistant))
+    result = None
+    for piece in stream_answer(
+        question,
+        history,
+        assistant=assistant,
+        filters=filters,
+        k=k,
+        previous=previous,
+        about=about,
+    ):
+        if isinstance(piece, CitedAnswer):
+            result = piece
+    assert result is not None  # stream_answer ends with the answer or raises
+    return result
 
 
 def stream_answer(
@@ -259,8 +249,9 @@ def _prepare(
     if unknown is not None:
         turn.result = name_refusal(question, standalone, unknown, sources, assistant)
         return turn
-    by_name = assistant.retriever.names.answers_by_name(standalone, sources)
-    if not by_name and not assistant.retriever.is_relevant(standalone, sources):
+    # Which candidates belong, and whether any does (rag.answer.judge).
+    turn.verdict = assistant.judge.judge(standalone, sources, listing=is_list_request(standalone))
+    if not turn.verdict.answers:
         turn.result = abstention(question, standalone, sources, assistant)
         turn.result.scope_note = note
         return turn
@@ -337,21 +328,14 @@ def _clean_rewrite(text: str) -> str:
 def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.retriever.threshold
     calibration = assistant.retriever.calibration
-    # A list names the retrieved papers that are about its subject (rag.answer.list_cut): the
-    # sources setting is a maximum, not a quota. A Chinese list question ("哪些论文…") is a list
-    # too, though its gloss drops the frame.
+    # The judge decided which retrieved papers belong (rag.answer.judge): a list names those,
+    # the sources setting being a maximum, not a quota. A Chinese list question ("哪些论文…")
+    # is a list too, though its gloss drops the frame.
     listing = is_list_request(turn.standalone)
-    relevant = (
-        listed(turn.standalone, turn.sources, assistant.retriever, assistant.sentence_embeddings)
-        if listing
-        else tuple(
-            score >= threshold
-            for score in assistant.retriever.paper_relevance(turn.standalone, turn.sources)
-        )
-    )
+    verdict = turn.verdict
     options = ExtractiveOptions(
         min_similarity=threshold,
-        relevant=relevant,
+        relevant=verdict.belongs if verdict is not None else None,
         calibration=calibration,
         mode="list" if listing and language(turn.standalone) != "en" else "auto",
     )
@@ -392,6 +376,11 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes
+    judge_note = ""
+    if listing and verdict is not None and turn.reference is None:  # what was left out
+        judge_note = message("judged_list", turn.question).format(
+            checked=verdict.checked, matched=verdict.matched, by=verdict.by
+        )
     return numbered(
         CitedAnswer(
             question=turn.question,
@@ -404,6 +393,10 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             offline=True,
             scope_note=turn.scope_note,
             compare=turn.compare,
+            judge_note=judge_note,
+            judged_by=verdict.by if verdict is not None else "",
+            checked=verdict.checked if verdict is not None else 0,
+            matched=verdict.matched if verdict is not None else 0,
         )
     )
 

@@ -93,7 +93,8 @@ def say_answer(result: Any) -> None:
         else:
             unchecked = "" if c.supported else " (nearest sentence; not checked)"
             say(f'    "{c.quote}"{unchecked}')
-    note = getattr(result, "scope_note", "")  # a follow-up answered from earlier sources
+    # A follow-up answered from earlier sources; a list's "checked 10, 7 match".
+    note = "; ".join(n for n in (result.scope_note, result.judge_note) if n)
     say(f"\n(answered by {result.model}{'; ' + note if note else ''})")
 
 

@@ -28,6 +28,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Method": "Method",
         "Result": "Result",
         "label_end": ": ",  # after a label: "- Method: We propose ..."
+        "judged_list": (
+            "Checked the {checked} papers retrieved; {matched} match the question (judged {by})."
+        ),
         "compare_first": (
             "The table compares the first {n} of the {total} asked for, {compared} ({left} "
             "left out): a table holds 2 to 4 papers."
@@ -79,6 +82,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Method": "方法",
         "Result": "结果",
         "label_end": "：",
+        "judged_list": (
+            "检查了检索到的 {checked} 篇论文，其中 {matched} 篇符合问题（判断方：{by}）。"
+        ),
         "compare_first": (
             "对比表比较了所要求的 {total} 篇中的前 {n} 篇 {compared}（未含 {left}）："
             "每张表只能比较 2 到 4 篇。"

@@ -1,0 +1,105 @@
+"""Which retrieved papers belong in the answer: the stage between retrieval and writing.
+
+The retriever ranks candidates; a judge decides which of them answer the question, each with a
+score and a reason, and whether anything does (else the answer abstains). The writer (the
+model or the extractive answerer) then writes from those papers only, and a list answer says
+how many candidates were checked and how many belong, so a reader knows what was left out.
+
+`OfflineJudge` reads the signals the index has: a paper the question names and retrieval put
+first belongs, whatever the phrasing ("explain BodyGen in simple terms", "FlexPrefill 的方法
+是什么？"); a list keeps the papers about its subject (`rag.answer.list_cut`); any other paper
+belongs when its relevance clears the calibrated threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from langchain_core.embeddings import Embeddings
+
+from rag.answer.list_cut import listed
+from rag.retrieval.names import NameMatch
+from rag.retrieval.retriever import Retriever
+from rag.types import RetrievedPaper
+
+NAMED = "named in the question"
+ABOUT_SUBJECT = "about the list's subject"
+RELEVANT = "relevant to the question"
+OFF_SUBJECT = "not about the list's subject"
+NOT_RELEVANT = "below the relevance threshold"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One candidate's verdict."""
+
+    paper_id: str
+    belongs: bool
+    score: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's decision over the candidates, in their retrieved order."""
+
+    judged: tuple[Judged, ...]
+    answers: bool  # anything answers the question (False: the answer abstains)
+    by: str  # "offline" or the model that judged
+    named: NameMatch | None = None  # the paper the question names, when retrieval put it first
+
+    @property
+    def belongs(self) -> tuple[bool, ...]:
+        return tuple(j.belongs for j in self.judged)
+
+    @property
+    def checked(self) -> int:
+        return len(self.judged)
+
+    @property
+    def matched(self) -> int:
+        return sum(j.belongs for j in self.judged)
+
+
+class Judge(Protocol):
+    """Decides which candidates belong; `listing`: the question asks for a list of papers."""
+
+    def judge(
+        self, question: str, candidates: Sequence[RetrievedPaper], *, listing: bool
+    ) -> Verdict: ...
+
+
+class OfflineJudge:
+    """The index's own signals: the name the question gives, relevance, the list's subject."""
+
+    def __init__(self, retriever: Retriever, embeddings: Embeddings) -> None:
+        self.retriever = retriever
+        self.embeddings = embeddings
+
+    def judge(
+        self, question: str, candidates: Sequence[RetrievedPaper], *, listing: bool
+    ) -> Verdict:
+        sources = list(candidates)
+        if not sources:
+            return Verdict((), answers=False, by="offline")
+        named = self.retriever.names.named(question)
+        by_name = named is not None and sources[0].paper.id in named.paper_ids
+        scores = self.retriever.paper_relevance(question, sources)
+        threshold = self.retriever.threshold
+        if listing:
+            flags = listed(question, sources, self.retriever, self.embeddings)
+            reasons = [ABOUT_SUBJECT if f else OFF_SUBJECT for f in flags]
+        else:
+            flags = tuple(score >= threshold for score in scores)
+            reasons = [RELEVANT if f else NOT_RELEVANT for f in flags]
+        if by_name:  # the paper the question names leads, in any phrasing
+            flags = (True, *flags[1:])
+            reasons[0] = NAMED
+        judged = tuple(
+            Judged(s.paper.id, bool(f), float(score), reason)
+            for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
+        )
+        answers = by_name or self.retriever.is_relevant(question, sources)
+        return Verdict(judged, answers=answers, by="offline", named=named if by_name else None)
