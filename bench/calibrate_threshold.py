@@ -375,9 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             r=r,
         )
     if gloss_only:
-        report_gloss_only(
-            gloss_only, settings, args.max_false_refusals, args.step, seeds_only, r
-        )
+        report_gloss_only(gloss_only, settings, args.max_false_refusals, args.step, seeds_only, r)
     return 0
 
 

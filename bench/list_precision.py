@@ -22,8 +22,8 @@ from typing import Any
 
 from rag.answer.list_cut import subject_closeness
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.answer.question_kind import list_subject
 from rag.lang.gloss import english_query
+from rag.lang.question_kind import list_subject
 from rag.settings import get_settings
 
 DEFAULT = Path("data/eval/list_questions.jsonl")

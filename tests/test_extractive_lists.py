@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.extractive import ExtractiveOptions, contribution_sentence, extractive_answer
-from rag.answer.question_kind import answer_mode
+from rag.lang.question_kind import answer_mode
 from rag.models.minilm import LocalEmbeddings
 from rag.types import Paper, RetrievedPaper
 

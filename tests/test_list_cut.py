@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.answer.question_kind import is_list_request, list_subject
+from rag.lang.question_kind import is_list_request, list_subject
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
+from rag.answer.pipeline import Assistant, CitedAnswer, answer, offline_standalone, open_assistant
 from rag.index.bm25 import KeywordIndex
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings
@@ -323,3 +323,41 @@ def test_named_question_set_on_the_corpus(corpus: Assistant) -> None:
         hits[row["kind"]].append(any(g in " ".join(top.split()) for g in row["gold"]))
     assert sum(hits["named"]) / len(hits["named"]) >= 0.97
     assert sum(hits["named-zh"]) / len(hits["named-zh"]) >= 0.95
+
+
+# Issue 29, item 2: a named paper retrieval put first is answered from it, in any phrasing.
+PHRASED = {
+    "explain bodygen in simple terms": "BodyGen",
+    "I saw a poster on SymmCD - what's the main result?": "SymmCD",
+    "MR-GSM8K 这篇论文解决了什么问题？": "MR-GSM8K",
+    "FlexPrefill 的方法是什么？": "FlexPrefill",
+    "DarkBench 是谁提出的？": "DarkBench",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question", list(PHRASED))
+def test_a_named_paper_is_answered_in_any_phrasing(corpus: Assistant, question: str) -> None:
+    assert corpus.retriever.search(question, k=5)[0].paper.title.startswith(PHRASED[question])
+    result = answer(question, assistant=corpus)
+    assert not result.abstained, result.answer
+    assert cited_first(result).startswith(PHRASED[question])
+
+
+@pytest.mark.slow
+def test_a_question_with_its_own_subject_is_not_joined_to_the_chat(corpus: Assistant) -> None:
+    """Turn 4 of a chat, "Summarize the paper on ...", was joined to turn 3 and refused;
+    asked in a new chat it was answered. It is now the same answer either way."""
+    history: list[dict[str, str]] = []
+    previous = None
+    for question in ("What does the KAN paper propose?", "and what does it compare against?"):
+        previous = answer(question, history, assistant=corpus, previous=previous)
+        history += [{"role": "user", "content": question}]
+        history += [{"role": "assistant", "content": previous.answer}]
+    question = "Summarize the paper on masked diffusion models scaling laws"
+    in_chat = answer(question, history, assistant=corpus, previous=previous)
+    alone = answer(question, assistant=corpus)
+    assert in_chat.standalone_question == question and not in_chat.abstained
+    assert [c.paper_id for c in in_chat.citations] == [c.paper_id for c in alone.citations]
+    # A short pronoun follow-up still joins the question before it.
+    assert "KAN" in offline_standalone("and how fast is it?", [("user", "What is KAN?")])

@@ -7,7 +7,7 @@ import pytest
 
 from rag.answer.extractive import extractive_answer, without_name
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.answer.question_kind import HOW_IT_WORKS, WANTS_EVALUATION
+from rag.lang.question_kind import HOW_IT_WORKS, WANTS_EVALUATION
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 from rag.types import Paper, RetrievedPaper

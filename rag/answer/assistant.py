@@ -18,6 +18,7 @@ from rag.answer.judge import Judge, OfflineJudge, Verdict
 from rag.answer.references import Reference
 from rag.answer.support import CachedEmbeddings
 from rag.errors import RagError
+from rag.lang.intent import Intent
 from rag.models.factory import chat_model_name
 from rag.retrieval.retriever import Retriever
 from rag.settings import Settings
@@ -101,3 +102,4 @@ class Turn:
     scope_note: str = ""  # a follow-up answered from the previous sources says so
     compare: tuple[int, ...] = ()  # "compare them": the sources the comparison table shows
     verdict: Verdict | None = None  # which sources belong (rag.answer.judge); None: a follow-up
+    intent: Intent | None = None  # what a new question asks (rag.lang.intent); None: a follow-up

@@ -25,12 +25,12 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import inert_markers
-from rag.answer.question_kind import WANTS_EVALUATION, WANTS_RESULTS, WHICH_HOW, answer_mode
 from rag.answer.support import Quote, spell_out
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import mmr, unit_rows
 from rag.index.chunking import sentences
 from rag.lang.messages import MESSAGES
+from rag.lang.question_kind import WANTS_EVALUATION, WANTS_RESULTS, WHICH_HOW, answer_mode
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import RetrievedPaper
 

@@ -20,6 +20,7 @@ from typing import Protocol
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.list_cut import listed
+from rag.lang.intent import Intent
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
 from rag.types import RetrievedPaper
@@ -64,11 +65,9 @@ class Verdict:
 
 
 class Judge(Protocol):
-    """Decides which candidates belong; `listing`: the question asks for a list of papers."""
+    """Decides which of the candidates retrieved for `intent` belong in its answer."""
 
-    def judge(
-        self, question: str, candidates: Sequence[RetrievedPaper], *, listing: bool
-    ) -> Verdict: ...
+    def judge(self, intent: Intent, candidates: Sequence[RetrievedPaper]) -> Verdict: ...
 
 
 class OfflineJudge:
@@ -78,18 +77,17 @@ class OfflineJudge:
         self.retriever = retriever
         self.embeddings = embeddings
 
-    def judge(
-        self, question: str, candidates: Sequence[RetrievedPaper], *, listing: bool
-    ) -> Verdict:
+    def judge(self, intent: Intent, candidates: Sequence[RetrievedPaper]) -> Verdict:
+        question = intent.search
         sources = list(candidates)
         if not sources:
             return Verdict((), answers=False, by="offline")
-        named = self.retriever.names.named(question)
-        by_name = named is not None and sources[0].paper.id in named.paper_ids
+        by_name = self.retriever.names.answers_by_name(question, sources)
+        named = self.retriever.names.named(question) if by_name else None
         scores = self.retriever.paper_relevance(question, sources)
         threshold = self.retriever.threshold
-        if listing:
-            flags = listed(question, sources, self.retriever, self.embeddings)
+        if intent.listing:
+            flags = listed(question, sources, self.retriever, self.embeddings, intent.subject)
             reasons = [ABOUT_SUBJECT if f else OFF_SUBJECT for f in flags]
         else:
             flags = tuple(score >= threshold for score in scores)
@@ -102,4 +100,4 @@ class OfflineJudge:
             for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
         )
         answers = by_name or self.retriever.is_relevant(question, sources)
-        return Verdict(judged, answers=answers, by="offline", named=named if by_name else None)
+        return Verdict(judged, answers=answers, by="offline", named=named)

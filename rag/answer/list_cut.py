@@ -18,11 +18,11 @@ from typing import Protocol
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.answer.question_kind import list_subject
 from rag.answer.support import spell_out
 from rag.common.similarity import unit_rows
 from rag.index.chunking import sentences
 from rag.lang.gloss import english_query
+from rag.lang.question_kind import list_subject
 from rag.retrieval.calibration import Calibration
 from rag.types import RetrievedPaper
 
@@ -69,12 +69,14 @@ def listed(
     sources: list[RetrievedPaper],
     relevance: ListRelevance,
     embeddings: Embeddings,
+    subject: str = "",
     calibration: Calibration | None = None,
 ) -> tuple[bool, ...]:
-    """Per source, whether a list answer to `question` names it (the first always)."""
+    """Per source, whether a list answer to `question` names it (the first always);
+    `subject`: the list's subject, read with the question's `Intent` (else read here)."""
     c = calibration or relevance.calibration
     scores = relevance.paper_relevance(question, sources)
-    subject = list_subject(english_query(question))
+    subject = subject or list_subject(english_query(question))
     shares = relevance.coverage(subject, sources)
     close = subject_closeness(subject, sources, embeddings) if sources else []
     top = max(close, default=0.0)

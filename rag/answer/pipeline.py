@@ -34,16 +34,22 @@ from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_
 from rag.answer.followup import follow_up
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
-from rag.answer.question_kind import HOW_IT_WORKS, is_list_request
 from rag.answer.records import question_filters, record_answer
-from rag.answer.references import Reference, is_comparison, resolve, topic_terms
+from rag.answer.references import (
+    MAX_FOLLOW_UP_TOPIC_TERMS,
+    Reference,
+    is_comparison,
+    resolve,
+    topic_terms,
+)
 from rag.answer.refusal import ENGLISH_ONLY, abstention, name_refusal
 from rag.answer.rewrite_check import accepted, needs_rewrite
 from rag.answer.streaming import capped, streamed
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
-from rag.lang.intent import read_question
+from rag.lang.intent import understand
 from rag.lang.messages import MESSAGES, message, question_language
+from rag.lang.question_kind import HOW_IT_WORKS, is_list_request
 from rag.models.budget import Budget
 from rag.models.context import is_context_error
 from rag.models.factory import make_chat_model, model_error_message
@@ -79,7 +85,9 @@ MAX_HISTORY_MESSAGES = 8
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
-    r"\b(?:it|its|they|them|their|this|that|these|those|the (?:paper|method|model|approach))\b",
+    r"\b(?:it|its|they|them|their|this|that|these|those)\b|"
+    # "the paper" points back; "the paper on X" names its own subject.
+    r"\bthe (?:paper|method|model|approach)\b(?!\s+(?:on|about|called|named|that|which|by)\b)",
     re.IGNORECASE,
 )
 
@@ -234,15 +242,15 @@ def _prepare(
         return turn
     # The question's own filters ("oral papers on X") and record questions ("papers by X"),
     # read once (rag.lang.intent); the venue's name and a filtering tier word are not searched.
-    asked = read_question(standalone)
-    filters, note = question_filters(asked, filters, text)
-    if asked.search and asked.search != " ".join(standalone.split()):
-        standalone = asked.search
+    intent = understand(standalone)  # what the question asks, read once (rag.lang.intent)
+    filters, note = question_filters(intent.asked, filters, text)
+    if intent.search != " ".join(standalone.split()):
+        standalone = intent.search
     sources = assistant.retriever.search(standalone, k=k, filters=filters)
-    turn = Turn(question, standalone, sources, scope_note=note)
-    turn.result = record_answer(turn, asked, assistant)
-    if turn.result is None and asked.count:  # "how many papers on Y": counted in the index
-        turn.result = count_answer(turn, asked, filters, assistant)
+    turn = Turn(question, standalone, sources, scope_note=note, intent=intent)
+    turn.result = record_answer(turn, intent.asked, assistant)
+    if turn.result is None and intent.kind == "count":  # "how many papers on Y": counted
+        turn.result = count_answer(turn, intent.asked, filters, assistant)
     if turn.result is not None:
         return turn
     unknown = assistant.retriever.names.unknown_name(standalone)
@@ -250,7 +258,7 @@ def _prepare(
         turn.result = name_refusal(question, standalone, unknown, sources, assistant)
         return turn
     # Which candidates belong, and whether any does (rag.answer.judge).
-    turn.verdict = assistant.judge.judge(standalone, sources, listing=is_list_request(standalone))
+    turn.verdict = assistant.judge.judge(intent, sources)
     if not turn.verdict.answers:
         turn.result = abstention(question, standalone, sources, assistant)
         turn.result.scope_note = note
@@ -306,9 +314,12 @@ def _standalone(
 
 
 def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
-    """Without a model: a short follow-up ("and how fast is it?") joins the last user question."""
+    """Without a model: a short follow-up ("and how fast is it?") joins the last user question;
+    a question with a subject of its own ("Summarize the paper on masked diffusion scaling
+    laws") is searched alone."""
     previous = next((content for role, content in reversed(turns) if role == "user"), "")
-    if previous and len(question.split()) <= 12 and _FOLLOW_UP.search(question):
+    short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
+    if previous and short and _FOLLOW_UP.search(question):
         return f"{previous} {question}"
     return question
 
@@ -331,13 +342,13 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     # The judge decided which retrieved papers belong (rag.answer.judge): a list names those,
     # the sources setting being a maximum, not a quota. A Chinese list question ("哪些论文…")
     # is a list too, though its gloss drops the frame.
-    listing = is_list_request(turn.standalone)
+    listing = turn.intent is not None and turn.intent.listing
     verdict = turn.verdict
     options = ExtractiveOptions(
         min_similarity=threshold,
         relevant=verdict.belongs if verdict is not None else None,
         calibration=calibration,
-        mode="list" if listing and language(turn.standalone) != "en" else "auto",
+        mode="list" if listing and turn.intent and turn.intent.language != "en" else "auto",
     )
     named = assistant.retriever.names.named(turn.standalone) if turn.reference is None else None
     if named is not None:  # the question names a method: its paper leads (it was ranked 1)

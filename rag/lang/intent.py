@@ -1,10 +1,13 @@
-"""What a question asks besides its topic, read from word lists (`intent_words.toml`).
+"""What a question asks, decided once, at the start, and carried: the `Intent`.
 
-A tier filter it states ("oral papers on X", "口头报告"), a yes/no question about a paper's
-tier ("Is X an oral?"), a count ("how many papers on X"), a person's papers ("papers by X")
-or a paper's authors ("who proposed X?"), and its search text without the conference's own
-name, which every paper shares. One module and one data file, so the pipeline's future
-`Intent` (issue 29) absorbs them instead of regexes beside it.
+`understand(question)` reads its language, the English terms it is searched with, its kind
+(a list of papers, a count, a person's papers, a paper's authors or tier, a summary, an
+answer) and what it asks besides its topic, from word lists (`intent_words.toml`,
+`rag.lang.question_kind`): a tier filter it states ("oral papers on X", "口头报告"), a yes/no
+question about a paper's tier ("Is X an oral?"), a count ("how many papers on X"), a person's
+papers ("papers by X") or a paper's authors ("who proposed X?"), and its search text without
+the conference's own name, which every paper shares. Which paper it names is the judge's to
+decide (`rag.answer.judge`): that needs the index.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from rag.lang.gloss import english_query, language
+from rag.lang.question_kind import is_list_request, is_summary_request, list_subject
 from rag.types import TIERS
 
 
@@ -132,3 +137,45 @@ def _counts(text: str) -> bool:
 _COUNTED = frozenset(
     "paper papers work works orals spotlights posters submissions articles publications".split()
 )
+
+
+# Whether a person's papers or a paper's authors are asked for (`Asked.people`, `authors_of`)
+# is confirmed by the records (rag.answer.records): "关于扩散模型的论文" names no one.
+KINDS = ("count", "tier", "list", "summary", "answer")
+
+
+@dataclass(frozen=True)
+class Intent:
+    """One question, read once: what every later stage needs to know about its wording."""
+
+    question: str  # as asked, its spaces normalised
+    language: str  # "en", "zh", "ja", "ko", "other" (rag.lang.gloss.language)
+    search: str  # what is searched: without the venue's name and the filtering tier words
+    english: str  # the English terms of `search` (a Chinese question's gloss)
+    kind: str  # one of KINDS
+    asked: Asked  # the filters and record questions it states
+    subject: str = ""  # a list's subject, in English ("Which papers study X?" -> "X")
+
+    @property
+    def listing(self) -> bool:
+        return self.kind == "list"
+
+
+def understand(question: str) -> Intent:
+    """The `Intent` of `question` (a standalone question: a follow-up is joined first)."""
+    text = " ".join(question.split())
+    asked = read_question(text)
+    search = asked.search or text
+    english = english_query(search)
+    if asked.count:
+        kind = "count"
+    elif asked.tier_asked:
+        kind = "tier"
+    elif is_list_request(search) or is_list_request(text):
+        kind = "list"
+    elif is_summary_request(text):
+        kind = "summary"
+    else:
+        kind = "answer"
+    subject = list_subject(english) if kind == "list" else ""
+    return Intent(text, language(text), search, english, kind, asked, subject)

@@ -404,10 +404,11 @@ class PaperNames:
         return built.match(question)
 
     def answers_by_name(self, question: str, results: Sequence[RetrievedPaper]) -> bool:
-        """The question is a name ("FlexPrefill 是什么？", "What is MUSE?") and the first result
-        is the paper it names: it answers, whatever the relevance score says."""
+        """The question names a paper ("What is MUSE?", "explain bodygen in simple terms",
+        "FlexPrefill 的方法是什么？") and the first result is that paper: it answers, whatever
+        the relevance score says and however the rest of the question is phrased."""
         named = self.named(question) if results else None
-        return named is not None and named.whole_subject and results[0].paper.id in named.paper_ids
+        return named is not None and results[0].paper.id in named.paper_ids
 
     def unknown_name(self, question: str) -> str | None:
         """The method name a "What is X?" question asks about when no paper is called X and
