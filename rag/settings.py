@@ -183,6 +183,11 @@ class LLMSettings(Section):
         "server's own figure if smaller).",
     )
     max_retries: int = Field(3, ge=0, le=10, description="Retries on 429 and 5xx.")
+    judge: Literal["model", "offline"] = Field(
+        "model",
+        description="Who decides which retrieved papers a list answer names when a model "
+        "answers: the model, in one more call (model), or the index's signals (offline).",
+    )
 
     @field_validator("base_url")
     @classmethod

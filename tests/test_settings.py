@@ -200,12 +200,13 @@ def leaf_fields(model: type[BaseModel]) -> list[str]:
 
 
 def test_settings_hold_choices_and_the_fitted_constants_live_apart() -> None:
-    """At most 36 fields; the constants the bench scripts fit are in rag.retrieval.calibration,
-    so no setting, preset or RAG_ variable can change one of them alone."""
+    """At most 37 fields (the 37th, `llm.judge`, spares a slow local model the judge's call);
+    the constants the bench scripts fit are in rag.retrieval.calibration, so no setting,
+    preset or RAG_ variable can change one of them alone."""
     from rag.retrieval.calibration import Calibration
 
     fields = leaf_fields(Settings)
-    assert len(fields) <= 36, len(fields)
+    assert len(fields) <= 37, len(fields)
     fitted = {f.name for f in dataclasses.fields(Calibration)} - {"model"}
     assert not fitted & {name.rsplit(".", 1)[-1] for name in fields}
     assert "multilingual_lexical_weight" not in fitted  # the idle branch is gone

@@ -25,8 +25,10 @@ from functools import cache
 from importlib import resources
 
 # Tags of the prompt's fences: <sources>, <source n="1">, <conversation>, <previous_sources>,
-# <question> and their closings (`<\/sources>` too).
-_TAG = re.compile(r"<[\s/\\]*(?:sources?|conversation|previous_sources|question)", re.IGNORECASE)
+# <question>, the judge's <candidates> and <candidate n="1">, and their closings (`<\/sources>`).
+_TAG = re.compile(
+    r"<[\s/\\]*(?:sources?|conversation|previous_sources|question|candidates?)", re.IGNORECASE
+)
 _DROPPED = ("Cf", "Mn", "Me")  # invisible or combining: they do not change what a model reads
 # Invisible letters and symbols (not Cf): Hangul fillers, the braille blank, and friends.
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u17b4\u17b5")

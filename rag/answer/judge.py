@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.list_cut import listed
 from rag.lang.intent import Intent
+from rag.lang.messages import message
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
 from rag.types import RetrievedPaper
@@ -101,3 +102,21 @@ class OfflineJudge:
         )
         answers = by_name or self.retriever.is_relevant(question, sources)
         return Verdict(judged, answers=answers, by="offline", named=named)
+
+
+def verdict_fields(verdict: Verdict | None, intent: Intent | None, question: str) -> dict[str, Any]:
+    """The `CitedAnswer` fields that say who judged, and for a list how many papers were
+    checked and how many match, in the question's language."""
+    if verdict is None:
+        return {}
+    note = ""
+    if intent is not None and intent.listing:
+        note = message("judged_list", question).format(
+            checked=verdict.checked, matched=verdict.matched, by=verdict.by
+        )
+    return {
+        "judged_by": verdict.by,
+        "checked": verdict.checked,
+        "matched": verdict.matched,
+        "judge_note": note,
+    }

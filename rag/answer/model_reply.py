@@ -14,6 +14,7 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.context_fit import fewer, fit_sources
 from rag.answer.grounding import grounded, strict_messages, uncited_sentences, with_note
+from rag.answer.judge import verdict_fields
 from rag.answer.markers import check_citations
 from rag.answer.model_refusal import is_refusal, model_refusal
 from rag.answer.prompts import answer_messages
@@ -136,6 +137,7 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             offline=False,
             scope_note=turn.scope_note,
             compare=turn.compare,
+            **verdict_fields(turn.verdict, turn.intent, turn.question),
         )
     )
     return result

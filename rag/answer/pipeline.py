@@ -32,6 +32,8 @@ from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.counts import count_answer
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.followup import follow_up
+from rag.answer.judge import Judge, Verdict, verdict_fields
+from rag.answer.model_judge import ModelJudge
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
 from rag.answer.records import question_filters, record_answer
@@ -48,7 +50,7 @@ from rag.answer.streaming import capped, streamed
 from rag.errors import AnswerError, ModelError
 from rag.lang.gloss import english_query, language
 from rag.lang.intent import understand
-from rag.lang.messages import MESSAGES, message, question_language
+from rag.lang.messages import MESSAGES, question_language
 from rag.lang.question_kind import HOW_IT_WORKS, is_list_request
 from rag.models.budget import Budget
 from rag.models.context import is_context_error
@@ -258,15 +260,34 @@ def _prepare(
         turn.result = name_refusal(question, standalone, unknown, sources, assistant)
         return turn
     # Which candidates belong, and whether any does (rag.answer.judge).
-    turn.verdict = assistant.judge.judge(intent, sources)
+    turn.verdict = _judge(assistant, budget).judge(intent, sources)
     if not turn.verdict.answers:
         turn.result = abstention(question, standalone, sources, assistant)
         turn.result.scope_note = note
         return turn
     if assistant.chat_model is not None:
-        turn.messages = answer_messages(standalone, sources, original=text, previous=shown_papers)
+        if turn.verdict.by != "offline":  # the model judged: it writes from what it chose
+            _belonging_first(turn, turn.verdict)
+        offered = turn.sources[: turn.citable] if turn.citable else turn.sources
+        turn.messages = answer_messages(standalone, offered, original=text, previous=shown_papers)
         fit_prompt(turn, assistant, text, shown_papers)
     return turn
+
+
+def _judge(assistant: Assistant, budget: Budget) -> Judge:
+    """The model judges a list when one answers (`llm.judge`), within the answer's budget."""
+    model = assistant.chat_model
+    if model is None or assistant.settings.llm.judge != "model":
+        return assistant.judge
+    return ModelJudge(model, assistant.model, assistant.judge, budget)
+
+
+def _belonging_first(turn: Turn, verdict: Verdict) -> None:
+    """The papers judged to belong first (in their retrieved order), and only they citable."""
+    order = sorted(range(len(turn.sources)), key=lambda i: not verdict.judged[i].belongs)
+    turn.sources = [turn.sources[i] for i in order]
+    turn.verdict = replace(verdict, judged=tuple(verdict.judged[i] for i in order))
+    turn.citable = verdict.matched
 
 
 def _asked_anew(text: str, reference: Reference, previous: CitedAnswer | None) -> bool:
@@ -387,11 +408,6 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes
-    judge_note = ""
-    if listing and verdict is not None and turn.reference is None:  # what was left out
-        judge_note = message("judged_list", turn.question).format(
-            checked=verdict.checked, matched=verdict.matched, by=verdict.by
-        )
     return numbered(
         CitedAnswer(
             question=turn.question,
@@ -404,10 +420,7 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             offline=True,
             scope_note=turn.scope_note,
             compare=turn.compare,
-            judge_note=judge_note,
-            judged_by=verdict.by if verdict is not None else "",
-            checked=verdict.checked if verdict is not None else 0,
-            matched=verdict.matched if verdict is not None else 0,
+            **verdict_fields(verdict, turn.intent, turn.question),
         )
     )
 
