@@ -7,7 +7,7 @@ An error carries three things (issue 29):
 - `problem`: what is wrong and where, one line, with no advice in it;
 - `hint`: the key of what to do (`HINTS`), which each caller words its own way: the command
   line as a command (`Hint.command`: "build it with `rag ingest`"), the page as something to
-  click (`Hint.action`: "build it with the Build the index button").
+  act on (`Hint.action`: "build it with the button below", the button shown beside it).
 
 `str(error)` is the problem followed by the command's wording, as `rag` prints it. A raise site
 may pass `hint=` (and `code=`) and write only the problem; one that still ends its message with
@@ -38,23 +38,23 @@ class Hint:
 HINTS: dict[str, Hint] = {
     "build_index": Hint(
         "build it with `rag ingest`",
-        "build it with the Build the index button",
+        "build it with the button below",
         said=r"(?P<joiner>: )build it with `rag ingest[^`]*`$",
     ),
     "rebuild_index": Hint(
         "rebuild it with `rag ingest --rebuild`",
-        "rebuild it with the Rebuild the index button",
+        "rebuild it with `rag ingest --rebuild` in a terminal",
         said=r"(?P<joiner>: |; |, or )rebuild (?:it )?with `rag ingest --rebuild`$",
     ),
     "rebuild_or_reconfigure": Hint(
         "rebuild it with `rag ingest --rebuild`, or change the configuration back",
-        "rebuild it with the Rebuild the index button, or change the configuration back",
+        "rebuild it with the button below, or change the configuration back",
         said=r"(?P<joiner>: )rebuild it with\s+`rag ingest --rebuild`, or change the "
         r"configuration back$",
     ),
     "refresh_vectors": Hint(
         "`rag ingest` rebuilds it (seconds for the bundled corpus)",
-        "the Rebuild the index button rebuilds it (seconds for the bundled corpus)",
+        "the button below rebuilds it (seconds for the bundled corpus)",
         said=r"(?P<joiner>: )`rag ingest` rebuilds it \(seconds for the bundled corpus\)$",
     ),
     "retry_or_offline": Hint(
@@ -104,17 +104,18 @@ class RagError(Exception):
             joiner = HINTS[hint].joiner
             text = f"{problem}{joiner}{HINTS[hint].command}"
         super().__init__(text, *args)
+        self.message = text  # the problem and the command's wording, as raised
         self.problem, self.joiner = problem, joiner
         self.hint: str | None = hint or said
         if code is not None:
             self.code = code
 
     def worded(self, how: Literal["command", "action"]) -> str:
-        """The message with its hint worded for the command line or for the page."""
-        if self.hint is None:
-            return self.problem
-        hint = HINTS[self.hint]
-        wording = hint.command if how == "command" else hint.action
+        """The message with its hint worded for the command line (as raised: a command may
+        name the raise site's own folder or flag) or for the page."""
+        if how == "command" or self.hint is None:
+            return self.message
+        wording = HINTS[self.hint].action
         if not self.joiner.strip():  # a sentence of its own
             wording = wording[:1].upper() + wording[1:]
         return f"{self.problem}{self.joiner}{wording}"
