@@ -74,7 +74,7 @@ HINTS: dict[str, Hint] = {
         "try again, or compare offline with --config offline",
         "try again, or choose Offline in the model menu",
         joiner="; ",
-        said=r"(?P<joiner>; |\.? )[Tt]ry again, or compare offline with --config offline\.?$",
+        said=r"(?P<joiner>; | )[Tt]ry again, or compare offline with --config offline\.?$",
     ),
 }
 
@@ -117,7 +117,7 @@ class RagError(Exception):
             return self.message
         wording = HINTS[self.hint].action
         if not self.joiner.strip():  # a sentence of its own
-            wording = wording[:1].upper() + wording[1:]
+            wording = wording[:1].upper() + wording[1:].rstrip(".") + "."
         return f"{self.problem}{self.joiner}{wording}"
 
 
