@@ -11,11 +11,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.answer.citations import CitedAnswer
+from rag.errors import AnswerError
 from rag.settings import Settings
 from testkit.openai_server import OpenAIServer
 from tests.helpers import plain, point_app_at
 from ui import model_menu
-from rag.errors import AnswerError
 from ui.chat_view import text_pieces
 from ui.render import escape_message
 from ui.uncited import UNCITED_BADGE
