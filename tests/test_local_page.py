@@ -11,11 +11,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.answer.citations import CitedAnswer
+from rag.errors import AnswerError
 from rag.settings import Settings
 from testkit.openai_server import OpenAIServer
 from tests.helpers import plain, point_app_at
 from ui import model_menu
-from ui.chat_view import page_error, text_pieces
+from ui.chat_view import text_pieces
+from ui.render import escape_message
 from ui.uncited import UNCITED_BADGE
 
 APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
@@ -44,9 +46,11 @@ def test_a_marker_is_held_back_until_it_is_complete_and_followed() -> None:
 
 def test_page_errors_point_at_the_model_menu() -> None:
     message = "The language model failed: ... Your question and the chat are kept; ask again, "
-    assert page_error(message + "or use --config offline.").endswith(
-        "or choose Offline in the model menu."
-    )
+    error = AnswerError(message + "or use --config offline.", "q")
+    assert error.hint == "retry_or_offline" and error.code == "model_failed"
+    assert str(error).endswith("or use --config offline.")  # as the command line says it
+    shown = plain(escape_message(error))
+    assert shown.endswith("or choose Offline in the model menu.") and "--config" not in shown
 
 
 def test_a_preset_whose_server_does_not_answer_is_marked_unavailable() -> None:

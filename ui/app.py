@@ -16,9 +16,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from rag.answer.pipeline import MAX_QUESTION_CHARS
+from rag import MAX_QUESTION_CHARS, chat_model_name
 from rag.errors import AnswerError, ConfigError, StoreError
-from rag.models.factory import chat_model_name
 from rag.settings import Settings, get_settings
 from rag.types import OFFLINE_MODEL, TIERS
 from ui import explore, map_view, papers_view

@@ -15,8 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from rag.answer.pipeline import Assistant, CitedAnswer, stream_answer
-from rag.common.redact import redact
+from rag import Assistant, CitedAnswer, Session, redact
 from rag.errors import AnswerError, StoreError
 from rag.settings import Settings
 from rag.types import Filters
@@ -45,7 +44,6 @@ from ui.render import (
     escape_text,
     first_numbers,
     highlighted_abstract,
-    history,
     source_facts,
     source_line,
     source_rows,
@@ -64,6 +62,9 @@ EXAMPLE_CANDIDATES = [
 EXAMPLES_SHOWN = 3
 REDRAW_SECONDS = 0.25  # the streamed answer is redrawn at most this often
 # How a follow-up's "the second one" is read (issue 23): in the newest list, the one above it.
+# The conversation (rag.Session: the history and the previous answer the next question sees),
+# kept in st.session_state across reruns beside the turns the page draws.
+CONVERSATION_KEY = "conversation"
 ORDINALS_NOTE = (
     'Numbers count in this list: "the second one" or "[2]" in your next question means [2] '
     "here; a paper shown earlier under another number says so."
@@ -94,6 +95,8 @@ def new_chat() -> None:
     """A chat with nothing of the last one: turns, comparisons, the comparison basket, the
     open card and the highlighted answer (the export is made from these)."""
     st.session_state.turns = []
+    if (session := st.session_state.get(CONVERSATION_KEY)) is not None:
+        session.reset()
     st.session_state.session_id = uuid.uuid4().hex[:16]  # feedback names the new chat apart
     for key in CHAT_KEYS:
         st.session_state.pop(key, None)
@@ -321,21 +324,26 @@ def show_streamed(pieces: Iterator[str]) -> None:
     box.markdown(streamed_markdown("".join(shown)))
 
 
-def page_error(message: str) -> str:
-    """An error as the page's reader can act on it: the model menu, not a command-line flag."""
-    return message.replace("use --config offline", "choose Offline in the model menu")
+def conversation(assistant: Assistant) -> Session:
+    """This chat's conversation, kept across reruns, asked with `assistant` (the model menu's
+    choice of this run: switching models keeps the chat)."""
+    session: Session | None = st.session_state.get(CONVERSATION_KEY)
+    if session is None:
+        session = st.session_state[CONVERSATION_KEY] = Session(assistant)
+    session.assistant = assistant
+    return session
 
 
 def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settings) -> None:
-    """Answer `question` into the chat, streaming; whatever fails, the question stays."""
+    """Answer `question` into the chat, streaming; whatever fails, the question stays (the
+    conversation records a turn only when its answer is complete)."""
     tiers, k = list(st.session_state.tiers), int(st.session_state.k)
-    past = history(turns)
-    # The last answer's numbered sources, which a follow-up may point at ("the second one").
-    # A comparison button names its own answer, which need not be the last one.
+    session = conversation(assistant)
+    session.filters, session.k = Filters(tiers=tiers), k
+    # A follow-up points at the last answer's numbered sources ("the second one"); a
+    # comparison button names its own answer, which need not be the last one.
     of = st.session_state.pop("compare_of", None)
-    previous = next(
-        (t.answer for t in reversed(turns) if t.answer is not None and of in (None, t.id)), None
-    )
+    named = next((t.answer for t in turns if of is not None and t.id == of), None)
     about = st.session_state.pop("about", None)  # "Ask about this paper" on a card
     turn = Turn(question, tiers=tiers, k=k)
     turns.append(turn)
@@ -348,18 +356,10 @@ def ask(question: str, assistant: Assistant, turns: list[Turn], settings: Settin
             with slot.container():
                 waiting = st.empty()  # the model reads the prompt before it writes (15-20 s)
                 waiting.caption(f"Reading up to {k} sources…")
-                stream = stream_answer(
-                    question,
-                    past,
-                    assistant=assistant,
-                    filters=Filters(tiers=tiers),
-                    k=k,
-                    previous=previous,
-                    about=about,
-                )
+                stream = session.ask(question, about=about, of=named)
                 show_streamed(text_pieces(stream, result, waiting))
         except (AnswerError, StoreError) as e:
-            turn.error = page_error(redact(str(e), settings))
+            turn.error = redact(e.worded("action"), settings)  # the page's advice, not the CLI's
         except Exception as e:  # the user gets one line; the traceback goes to the log
             print(redact(traceback.format_exc(), settings), file=sys.stderr)
             turn.error = redact(

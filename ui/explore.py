@@ -16,14 +16,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
+from rag import (
+    PaperVectors,
+    TopicMap,
+    load_topic_map,
+    map_path,
+    read_cached_map,
+    read_paper_vectors,
+)
 from rag.errors import StoreError
-from rag.explore.topicmap import TopicMap, load_topic_map, map_path, read_cached_map
-from rag.index.vectors import PaperVectors, read_paper_vectors
 from ui.latex import text_only
 from ui.render import escape_message, without_bidi
 
 if TYPE_CHECKING:
-    from rag.answer.pipeline import Assistant, CitedAnswer
+    from rag import Assistant, CitedAnswer
 
 VIEWS = ["Chat", "Map"]
 VIEW_KEY = "explore_view"

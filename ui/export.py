@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rag.answer.citations import Citation
-from rag.answer.markers import parse_markers
+from rag import Citation, parse_markers
 from rag.types import UNIDENTIFIED
 from ui.latex import plain_text
 from ui.render import Turn, escape_answer, escape_export, escape_underlines, safe_url

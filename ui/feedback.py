@@ -26,8 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rag.common.atomic import open_own
-from rag.common.side_files import parse_json
+from rag import open_own, parse_json
 from rag.errors import RagError
 from ui.render import Turn
 

@@ -12,7 +12,16 @@ from typing import Any
 import streamlit as st
 from langchain_core.embeddings import Embeddings
 
-from rag.answer.pipeline import Assistant, open_assistant
+from rag import (
+    Assistant,
+    BuildStatus,
+    build_index,
+    make_chat_model,
+    make_embeddings,
+    open_assistant,
+    read_build_status,
+    recording_build,
+)
 from rag.errors import (
     AnswerError,
     IndexMismatchError,
@@ -21,9 +30,6 @@ from rag.errors import (
     RagError,
     StaleVectorsError,
 )
-from rag.index.build_status import BuildStatus, read_build_status, recording_build
-from rag.index.ingest import build_index
-from rag.models.factory import make_chat_model, make_embeddings
 from rag.settings import EmbeddingSettings, Settings
 from ui.render import escape_message, escape_text
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from rag.common.latex import to_text
+from rag import latex_to_text as to_text
 
 Piece = tuple[Literal["text", "math"], str]
 

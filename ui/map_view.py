@@ -30,7 +30,7 @@ from ui.papers_view import show_comparison_picker, show_paper_card
 from ui.render import Turn, without_bidi
 
 if TYPE_CHECKING:
-    from rag.answer.pipeline import Assistant
+    from rag import Assistant
 
 # SVG, not WebGL ("scattergl"): for 2,123 points SVG draws sooner, and a browser without a GPU
 # (headless Chromium, many laptops' VMs) runs WebGL in software: a full map took 2.9-3.4 s to

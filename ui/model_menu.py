@@ -19,9 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag.common.redact import display_url
+from rag import chat_model_name, display_url
 from rag.errors import ConfigError
-from rag.models.factory import chat_model_name
 from rag.settings import Settings, preset_names, resolve_config_path, with_overrides
 from rag.types import OFFLINE_MODEL
 

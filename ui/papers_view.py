@@ -10,12 +10,17 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from rag import (
+    MAX_COMPARED,
+    MESSAGES,
+    Comparison,
+    PaperVectors,
+    RelatedPaper,
+    bibtex,
+    compare_papers,
+    related_papers,
+)
 from rag.errors import CompareError, StoreError
-from rag.explore.bibtex import bibtex
-from rag.explore.compare import MAX_PAPERS, Comparison, compare_papers
-from rag.explore.related import RelatedPaper, related_papers
-from rag.index.vectors import PaperVectors
-from rag.lang.messages import MESSAGES
 from rag.types import Paper
 from ui.explore import (
     BASKET_KEY,
@@ -39,7 +44,7 @@ from ui.render import (
 )
 
 if TYPE_CHECKING:
-    from rag.answer.pipeline import Assistant, CitedAnswer
+    from rag import Assistant, CitedAnswer
 
 
 def ask_about(paper: Paper) -> None:
@@ -77,7 +82,7 @@ def show_paper_card(found: Explorer, paper: Paper, key: str) -> None:
             icon=":material/compare_arrows:",
             on_click=toggle_basket,
             args=(paper.id,),
-            disabled=paper.id not in basket and len(basket) >= MAX_PAPERS,
+            disabled=paper.id not in basket and len(basket) >= MAX_COMPARED,
         )
         download.download_button(
             "Download BibTeX",
@@ -119,7 +124,7 @@ def toggle_basket(paper_id: str) -> None:
     basket: list[str] = st.session_state.setdefault(BASKET_KEY, [])
     if paper_id in basket:
         basket.remove(paper_id)
-    elif len(basket) < MAX_PAPERS:
+    elif len(basket) < MAX_COMPARED:
         basket.append(paper_id)
 
 

@@ -14,16 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from rag.answer.markers import parse_markers
-from rag.common.latex import to_text
-from rag.common.redact import redact
-from rag.explore.bibtex import authors_in_order
+from rag import authors_in_order, parse_markers, redact
+from rag import latex_to_text as to_text
+from rag.errors import RagError
 from rag.types import TIERS, Paper
 from ui.latex import display_form, own_macros, plain_text
 from ui.uncited import marking, uncited_of
 
 if TYPE_CHECKING:
-    from rag.answer.pipeline import Citation, CitedAnswer
+    from rag import Citation, CitedAnswer
     from rag.types import RetrievedPaper
 
 # Every ASCII punctuation character CommonMark lets us escape that can start markup, plus
@@ -147,9 +146,12 @@ def link_title(text: str) -> str:
 
 
 def escape_message(error: BaseException | str) -> str:
-    """An error or note as one line, escaped as `escape_text` escapes (a server's message may
+    """An error or note as one line (a `RagError` with its hint worded for the page: a button
+    or the model menu, not a command), escaped as `escape_text` escapes (a server's message may
     hold links, `:icons:`, `:red[...]` or `openai:m:`, an emoji); `code` spans kept (inert)."""
-    text = redact(str(error)).strip() or type(error).__name__  # every error shown passes here
+    # Every error shown passes here: the library's own say what to do as the page does it.
+    said = error.worded("action") if isinstance(error, RagError) else str(error)
+    text = redact(said).strip() or type(error).__name__
     text = without_bidi(text[:1].upper() + text[1:])
     pieces: list[str] = []
     last = 0

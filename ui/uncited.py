@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rag.answer.citations import CitedAnswer
-from rag.answer.grounding import uncited_sentences
+from rag import CitedAnswer, uncited_sentences
 
 UNCITED_BADGE = ":gray-badge[uncited]"
 

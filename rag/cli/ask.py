@@ -12,8 +12,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from rag import Session, redact  # light: the library loads at the first question
 from rag.cli.inputs import questions_from, read_conversations
 from rag.cli.output import (
+    error_text,
     json_line,
     note_calibration,
     say,
@@ -21,34 +23,20 @@ from rag.cli.output import (
     say_comparison,
     terminal_text,
 )
-from rag.common.redact import redact
-from rag.errors import RagError, UsageError
+from rag.errors import CompareError, RagError, UsageError
 from rag.settings import Settings
 
 if TYPE_CHECKING:
-    from rag.answer.pipeline import Assistant, CitedAnswer
+    from rag import Assistant, CitedAnswer
 
 EXIT_SOME_FAILED = 2
 
 
-def streamed_answer(
-    question: str,
-    assistant: Assistant,
-    history: list[dict[str, str]] | None = None,
-    previous: CitedAnswer | None = None,
-) -> CitedAnswer:
-    """The final, checked answer of `stream_answer` (the pieces before it are not printed:
-    the checked text renumbers the markers)."""
-    from rag.answer.pipeline import CitedAnswer, stream_answer
-
-    for piece in stream_answer(question, history or (), assistant=assistant, previous=previous):
-        if isinstance(piece, CitedAnswer):
-            return piece
-    raise AssertionError("stream_answer ends with the answer")  # pragma: no cover
-
-
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.answer.pipeline import open_assistant
+    """Each question on its own (a batch's questions are not a conversation). Each answer is
+    `Session.answer`: the streamed pieces are not printed, as the checked text renumbers the
+    markers."""
+    from rag import open_assistant
 
     if args.conversation is not None:
         return run_conversations(args, settings)
@@ -58,7 +46,7 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     failed = 0
     for question in questions:
         try:
-            result = streamed_answer(question, assistant)
+            result = Session(assistant).answer(question)
         except RagError as e:
             if not args.batch:
                 raise
@@ -79,8 +67,9 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
-    """Each line's questions asked in turn, each follow-up seeing the answers before it."""
-    from rag.answer.pipeline import open_assistant
+    """Each line's questions asked in turn in one `Session`, each follow-up seeing the answers
+    before it; a failed turn leaves the conversation as it was."""
+    from rag import open_assistant
 
     if args.question is not None or args.batch is not None:
         raise UsageError("give either a QUESTION, --batch FILE or --conversation FILE")
@@ -89,26 +78,20 @@ def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
     note_calibration(assistant.retriever.calibration)
     failed = 0
     for number, questions in enumerate(conversations, start=1):
-        history: list[dict[str, str]] = []
-        previous: CitedAnswer | None = None
+        session = Session(assistant)
         turns: list[dict[str, Any]] = []
         if not args.json:
             say(f"# Conversation {number}")
         for question in questions:
             try:
-                result = streamed_answer(question, assistant, history, previous)
+                result = session.answer(question)
             except RagError as e:  # this turn failed: the others are kept, the next go on
                 failed += 1
-                turns.append({"question": question, "error": _message(e, settings)})
+                turns.append({"question": question, **_error_fields(e, settings)})
                 if not args.json:
                     say(f"## {question}")
                     _say_error(args, question, e, settings)
                 continue
-            history += [
-                {"role": "user", "content": question},
-                {"role": "assistant", "content": result.answer},
-            ]
-            previous = result
             turns.append({"question": question, **result.as_json()})
             if not args.json:
                 say(f"## {question}")
@@ -123,8 +106,7 @@ def run_conversations(args: argparse.Namespace, settings: Settings) -> int:
 def say_compared(result: CitedAnswer, assistant: Assistant) -> None:
     """ "compare them": the comparison table the answer names (`CitedAnswer.compare`), as
     `rag compare` prints it, numbered as the answer's sources."""
-    from rag.errors import CompareError
-    from rag.explore.compare import compare_papers
+    from rag import compare_papers
 
     if not result.compare:
         return
@@ -137,21 +119,27 @@ def say_compared(result: CitedAnswer, assistant: Assistant) -> None:
             llm=assistant.settings.llm,
         )
     except CompareError as e:  # the answer stands; the table is said to be missing
-        print(f"error: no comparison table: {terminal_text(str(e))}", file=sys.stderr)
+        print(f"error: no comparison table: {terminal_text(error_text(e))}", file=sys.stderr)
         return
     say()
     say_comparison(table, result.compare)
 
 
 def _message(error: Exception, settings: Settings) -> str:
-    return terminal_text(redact(str(error), settings))
+    return terminal_text(redact(error_text(error), settings))
+
+
+def _error_fields(error: Exception, settings: Settings) -> dict[str, str]:
+    """A failed question's JSON fields: the message, and the error's code ("model_failed")."""
+    code = getattr(error, "code", None)
+    return {"error": _message(error, settings), **({"code": code} if code else {})}
 
 
 def _say_error(
     args: argparse.Namespace, question: str, error: Exception, settings: Settings
 ) -> None:
     if args.json and not args.conversation:
-        print(json_line({"question": question, "error": _message(error, settings)}))
+        print(json_line({"question": question, **_error_fields(error, settings)}))
     elif not args.conversation:
         say(f"## {question}")
         print(f"error: {_message(error, settings)}", file=sys.stderr)

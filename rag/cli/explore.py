@@ -71,7 +71,7 @@ class _MapProgress:
 
 def refresh_map(settings: Settings, index: Any = None) -> Any:
     """Load the cached map, or compute it with a progress bar (after an ingest, say)."""
-    from rag.explore.topicmap import load_topic_map
+    from rag import load_topic_map
 
     progress = _MapProgress()
     try:
@@ -92,8 +92,7 @@ def run_map(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_related(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.explore.related import related_papers
-    from rag.index.vectors import read_paper_vectors
+    from rag import read_paper_vectors, related_papers
 
     if not 1 <= args.k <= 50:
         raise UsageError(f"--k {args.k}: give 1 to 50")
@@ -115,13 +114,12 @@ def run_related(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_compare(args: argparse.Namespace, settings: Settings) -> int:
+    from rag import MAX_COMPARED, MIN_COMPARED, chat_model_name, compare_papers, make_chat_model
     from rag.errors import CompareError, ModelError
-    from rag.explore.compare import MAX_PAPERS, MIN_PAPERS, compare_papers
-    from rag.models.factory import chat_model_name, make_chat_model
 
-    if not MIN_PAPERS <= len(dict.fromkeys(args.paper_ids)) <= MAX_PAPERS:
+    if not MIN_COMPARED <= len(dict.fromkeys(args.paper_ids)) <= MAX_COMPARED:
         raise UsageError(
-            f"compare takes {MIN_PAPERS} to {MAX_PAPERS} different paper ids, "
+            f"compare takes {MIN_COMPARED} to {MAX_COMPARED} different paper ids, "
             f"got {len(dict.fromkeys(args.paper_ids))}"
         )
     index = open_index(settings)
@@ -148,7 +146,7 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_bibtex(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.explore.bibtex import bibtex
+    from rag import bibtex
 
     print(terminal_text(bibtex(_papers(open_index(settings), args.paper_ids))), end="")
     return 0

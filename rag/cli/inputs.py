@@ -13,19 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag.common.side_files import has_surrogates
-from rag.corpus.loaders import read_text
+from rag import has_surrogates, read_text
 from rag.errors import UsageError
 from rag.settings import Settings
 
 if TYPE_CHECKING:
-    from rag.index.papers import PaperIndex
+    from rag import PaperIndex
 
 
 def open_index(settings: Settings) -> PaperIndex:
     """The index `settings` name, read with the embedding model they name."""
-    from rag.index.papers import PaperIndex
-    from rag.models.factory import make_embeddings
+    from rag import PaperIndex, make_embeddings
 
     return PaperIndex.open(settings, make_embeddings(settings.embedding))
 

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 from rag.cli.ask import run_ask
 from rag.cli.inputs import open_index, questions_from
 from rag.cli.output import (
+    error_text,
     json_line,
     note_calibration,
     paper_fields,
@@ -58,13 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # every failure reaches the user as one clear line
-        from rag.common.redact import redact
+        from rag import redact
 
         if not _is_user_error(e):
             # A bug: the traceback is for the developer, still without secrets.
             print(terminal_text(redact(traceback.format_exc(), settings)), file=sys.stderr)
             return 1
-        print(f"error: {terminal_text(redact(str(e), settings))}", file=sys.stderr)
+        print(f"error: {terminal_text(redact(error_text(e), settings))}", file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -219,9 +220,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.corpus.loaders import MAX_ABSTRACT_CHARS
-    from rag.index.build_status import index_is_built, recording_build
-    from rag.index.ingest import build_index
+    from rag import MAX_ABSTRACT_CHARS, build_index, index_is_built, recording_build
 
     if args.if_needed and index_is_built(settings):
         print(f"the index in {settings.store.index_dir} is ready", file=sys.stderr)
@@ -266,7 +265,7 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.retrieval.retriever import open_retriever
+    from rag import open_retriever
     from rag.types import Filters
 
     questions = list(questions_from(args))
@@ -310,13 +309,16 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from rag import (
+        PaperIndex,
+        build_index,
+        format_eval_report,
+        load_list_questions,
+        load_questions,
+        make_embeddings,
+        run_eval,
+    )
     from rag.errors import IndexMissingError, LoadError
-    from rag.evaluation import evaluate
-    from rag.evaluation.lists import load_list_questions
-    from rag.evaluation.metrics import load_questions
-    from rag.index.ingest import build_index
-    from rag.index.papers import PaperIndex
-    from rag.models.factory import make_embeddings
 
     if args.index is None and settings.store.mode == "embedded":
         # The eval corpus gets its own index, not the app's.
@@ -338,7 +340,7 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
             build_index(settings, corpus, embeddings=embeddings, progress=progress)
     # The list questions go with the default questions (a --questions file is scored alone).
     lists = load_list_questions(EVAL_LISTS) if not args.questions and EVAL_LISTS.exists() else []
-    report = evaluate.run_eval(
+    report = run_eval(
         settings,
         questions,
         questions_name=", ".join(map(str, paths)),
@@ -351,24 +353,19 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json_line(report.as_dict()))
     else:
-        say(evaluate.format_report(report))
+        say(format_eval_report(report))
     return 0
 
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
-    from rag.corpus.openreview import (
-        DEFAULT_API_URL,
-        MAX_ABSTRACT_CHARS,
-        default_out,
-        fetch_venue,
-    )
+    from rag import MAX_ABSTRACT_CHARS, OPENREVIEW_API_URL, default_fetch_out, fetch_venue
 
-    out = args.out or default_out(args.venue_id)
+    out = args.out or default_fetch_out(args.venue_id)
     with progress_bar("notes") as progress:
         report = fetch_venue(
             args.venue_id,
             out,
-            api_url=args.api_url or DEFAULT_API_URL,
+            api_url=args.api_url or OPENREVIEW_API_URL,
             all_decisions=args.all_decisions,
             progress=progress,
         )

@@ -12,8 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rag.errors import RagError
+
 if TYPE_CHECKING:
-    from rag.explore.compare import Comparison
+    from rag import Comparison
     from rag.types import Paper
 
 # What a terminal obeys rather than shows: escape sequences (colours, clearing the screen,
@@ -124,9 +126,15 @@ def say_comparison(table: Comparison, numbers: Sequence[int] = ()) -> None:
     say(f"\n(compared by {table.model})")
 
 
+def error_text(error: BaseException) -> str:
+    """An error as `rag` says it: a `RagError`'s hint worded as a command to run or a flag to
+    give (the page words it as something to click, `RagError.worded`)."""
+    return error.worded("command") if isinstance(error, RagError) else str(error)
+
+
 def note_calibration(calibration: Any) -> None:
     """One line on stderr when the configured embeddings have no fitted constants."""
-    from rag.retrieval.calibration import uncalibrated_note
+    from rag import uncalibrated_note
 
     note = uncalibrated_note(calibration)
     if note:
