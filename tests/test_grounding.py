@@ -55,6 +55,22 @@ def test_a_marker_only_reply_is_not_a_cited_answer(srv: OpenAIServer, assistant:
     assert citation.supported and "Runtime Smooth" in citation.quote
 
 
+def test_bare_titles_with_markers_are_not_a_cited_answer(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    """Issue 29, item 6: Qwen2.5-Coder-0.5B answered "[1] CHASE-SQL" and "[1] SCBench [2]
+    ThinK", shown as cited with no claim a quote supports. Titles claim nothing: asked
+    again, then the offline answer."""
+    titles = [s.paper.title for s in assistant.retriever.search(INT4, k=5)]
+    first = f"[1] {titles[0]}"
+    mixed = f"[1] {titles[1].split(':')[0]} [2] {titles[0].split(':')[0]}"
+    srv.script(first, mixed)
+    result = answer(INT4, assistant=assistant)
+    assert len(srv.requests) == 2
+    assert result.grounding == "fallback" and result.offline
+    assert result.citations and all(c.supported for c in result.citations)
+
+
 def test_a_marker_opening_the_reply_cites_the_sentence_it_opens(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:

@@ -332,6 +332,8 @@ PHRASED = {
     "MR-GSM8K 这篇论文解决了什么问题？": "MR-GSM8K",
     "FlexPrefill 的方法是什么？": "FlexPrefill",
     "DarkBench 是谁提出的？": "DarkBench",
+    "tldr OpenMathInstruct-2 pls": "OpenMathInstruct-2",  # TLDR is a paper's name too
+    "Century针对的是什么问题": "Century",  # an English word, as a name in a Chinese sentence
 }
 
 

@@ -83,8 +83,8 @@ class OfflineJudge:
         sources = list(candidates)
         if not sources:
             return Verdict((), answers=False, by="offline")
-        by_name = self.retriever.names.answers_by_name(question, sources)
-        named = self.retriever.names.named(question) if by_name else None
+        named = self.retriever.names.naming(question, sources)
+        by_name = named is not None
         scores = self.retriever.paper_relevance(question, sources)
         threshold = self.retriever.threshold
         if intent.listing:

@@ -371,7 +371,7 @@ def _offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         calibration=calibration,
         mode="list" if listing and turn.intent and turn.intent.language != "en" else "auto",
     )
-    named = assistant.retriever.names.named(turn.standalone) if turn.reference is None else None
+    named = verdict.named if verdict is not None else None  # its paper was retrieved first
     if named is not None:  # the question names a method: its paper leads (it was ranked 1)
         lead = next(
             (i for i, s in enumerate(turn.sources) if s.paper.id not in named.paper_ids),

@@ -29,7 +29,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
-from rag.common.lexical import lexical_scores
+from rag.common.lexical import lexical_scores, terms
 from rag.common.similarity import unit_rows
 from rag.index.chunking import split_sentences
 from rag.lang.gloss import english_part, is_english
@@ -112,6 +112,17 @@ def claims(text: str) -> list[Claim]:
     return [Claim(t, tuple(unique(ns))) for t, ns in found if ns]
 
 
+def _claims_nothing(claim: str, titles: Sequence[str]) -> bool:
+    """A bare "[1]", or "[1] CHASE-SQL", "[1] SCBench [2] ThinK": markers beside nothing but
+    words of the cited papers' titles (a small model lists titles with markers) say nothing
+    a quote could back."""
+    if not any(ch.isalnum() for ch in claim):
+        return True
+    said = terms(claim)
+    named = set().union(*(terms(t) for t in titles)) if titles else set()
+    return bool(said) and said <= named and is_english(claim)
+
+
 def best_quotes(
     text: str,
     papers: dict[int, Paper],
@@ -137,8 +148,9 @@ def best_quotes(
     for claim in claims(text):
         for n in claim.numbers:
             if n in papers:
-                if not claim.text and fallback_claim is None:
-                    continue  # a bare marker: no claim to support (the model's answers)
+                titles = [papers[m].title for m in claim.numbers if m in papers]
+                if fallback_claim is None and _claims_nothing(claim.text, titles):
+                    continue  # a bare marker or title: no claim to support (a model's answer)
                 # Read as a person reads it (Cyrillic look-alikes as Latin letters), then
                 # judged on what the English model can read of it: a mostly English claim
                 # without its few Chinese letters; a Chinese claim stays as it is (unmeasured).

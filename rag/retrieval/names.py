@@ -239,30 +239,46 @@ class NameIndex:
 
     def match(self, question: str) -> NameMatch | None:
         """The name the question asks about, when it names one of the indexed papers."""
+        found = self.matches(question)
+        return found[0] if found else None
+
+    def matches(self, question: str) -> list[NameMatch]:
+        """Every name of an indexed paper the question writes, its whole subject first ("What
+        is KAN?"), then in the order written ("tldr OpenMathInstruct-2 pls" writes TLDR, a
+        paper's name too, before the one it asks about)."""
         text = unicodedata.normalize("NFKC", question)
+        found: dict[str, NameMatch] = {}
         # "What is KAN?", or the name alone ("KAN"): the question's whole subject.
         about = subject(text) or text.strip(" \t?.!。？！\"'")
         if about and _fold(about) in self.papers:
             key = _fold(about)
-            return NameMatch(self.written[key], self.papers[key], True)
+            found[key] = NameMatch(self.written[key], self.papers[key], True)
         words = _WORD.findall(text)
-        # The first name the question writes; at each word the longest ("TetSphere Splatting").
-        for i in range(len(words)):
+        # Inside a Chinese sentence a Latin word written as the title writes it is a name
+        # ("Century针对的是什么问题").
+        chinese = any("\u4e00" <= c <= "\u9fff" for c in text)
+        # At each word the longest name ("TetSphere Splatting").
+        i = 0
+        while i < len(words):
             for size in (3, 2, 1):
                 seen = " ".join(words[i : i + size])
                 key = _fold(seen)
                 name = self.written.get(key)
-                if i + size <= len(words) and name and self._written_as_name(seen, name):
-                    return NameMatch(name, self.papers[key], False)
-        return None
+                if i + size <= len(words) and name and self._written_as_name(seen, name, chinese):
+                    found.setdefault(key, NameMatch(name, self.papers[key], False))
+                    i += size - 1
+                    break
+            i += 1
+        return list(found.values())
 
     @staticmethod
-    def _written_as_name(seen: str, name: str) -> bool:
+    def _written_as_name(seen: str, name: str, chinese: bool = False) -> bool:
         """Any case for a name that is no English word; an ordinary word only as the title
-        writes it, with two capitals or more ("CAKE", not "cake" or "Drama")."""
+        writes it, with two capitals or more ("CAKE", not "cake" or "Drama"), or with one
+        inside a Chinese question."""
         if not ordinary(name):
             return True
-        return seen == name and sum(c.isupper() for c in name) >= 2
+        return seen == name and (chinese or sum(c.isupper() for c in name) >= 2)
 
     def unknown_name(self, question: str, known_terms: dict[str, int]) -> str | None:
         """The name a "What is X?" question asks about when X looks like a method name, no
@@ -403,12 +419,31 @@ class PaperNames:
         self._checked = set(built.written.values())
         return built.match(question)
 
+    def naming(self, question: str, results: Sequence[RetrievedPaper]) -> NameMatch | None:
+        """The name the question writes whose paper retrieval put first, or None."""
+        if not results or self.named(question) is None:  # named() checks the saved index
+            return None
+        first = results[0].paper.id
+        for match in self.current().matches(question):
+            if first in match.paper_ids and self._defines(match):
+                return match
+        return None
+
+    def _defines(self, match: NameMatch) -> bool:
+        if match.name in self._checked:
+            return True
+        papers = self.index.get_papers(list(match.paper_ids))
+        return all(
+            pid in papers
+            and _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
+            for pid in match.paper_ids
+        )
+
     def answers_by_name(self, question: str, results: Sequence[RetrievedPaper]) -> bool:
         """The question names a paper ("What is MUSE?", "explain bodygen in simple terms",
         "FlexPrefill 的方法是什么？") and the first result is that paper: it answers, whatever
         the relevance score says and however the rest of the question is phrased."""
-        named = self.named(question) if results else None
-        return named is not None and results[0].paper.id in named.paper_ids
+        return self.naming(question, results) is not None
 
     def unknown_name(self, question: str) -> str | None:
         """The method name a "What is X?" question asks about when no paper is called X and
