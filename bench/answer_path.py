@@ -5,7 +5,8 @@
 - **modules per question**: the project modules (files under rag/) whose functions run while
   the offline `rag ask` answers a question (after one warm-up question, so loading the
   index is not counted), for a topical question, a named paper and a list;
-- **imports per answer module**: the project modules each module of rag/answer/ imports;
+- **imports per answer module**: the project modules each module of rag/answer/ imports when
+  it runs (those under `if TYPE_CHECKING:`, for annotations only, are not counted);
 - **regex call sites**: calls of `re.*` and of compiled patterns (`PATTERN.search(...)`) in
   rag/answer/ and in rag/, counted in the syntax tree.
 
@@ -52,10 +53,20 @@ def module_of(path: str) -> str:
     return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """The nodes that run: everything but `if TYPE_CHECKING:` blocks (annotations only)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(n) for child in node.body for n in ast.walk(child)}
+    return [n for n in ast.walk(tree) if id(n) not in skipped]
+
+
 def project_imports(path: str, text: str, modules: set[str]) -> set[str]:
-    """The project modules `text` imports (a package import counts as its __init__)."""
+    """The project modules `text` imports when it runs (a package import counts as its
+    __init__; imports for annotations only, under `if TYPE_CHECKING:`, do not count)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(text)):
+    for node in _runtime_nodes(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rag"):
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from rag.answer.pipeline import (
-    NO_COVERAGE,
     Assistant,
     CitedAnswer,
     answer,
@@ -23,6 +22,7 @@ from rag.answer.pipeline import (
     stream_answer,
 )
 from rag.answer.prompts import NOT_ANSWERED
+from rag.answer.refusal import NO_COVERAGE
 from rag.cli.main import main
 from rag.errors import AnswerError
 from rag.index.chunking import sentences

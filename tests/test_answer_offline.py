@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from rag.answer.pipeline import (
-    ENGLISH_ONLY,
-    NO_COVERAGE,
     Assistant,
     CitedAnswer,
     answer,
     open_assistant,
 )
 from rag.answer.pipeline import stream_answer as stream
+from rag.answer.refusal import ENGLISH_ONLY, NO_COVERAGE
 from rag.cli.main import main
 from rag.errors import AnswerError
 from rag.index.chunking import sentences

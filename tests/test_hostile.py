@@ -23,8 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.answer.pipeline import NO_COVERAGE, answer, open_assistant
+from rag.answer.pipeline import answer, open_assistant
 from rag.answer.prompts import SYSTEM_PROMPT
+from rag.answer.refusal import NO_COVERAGE
 from rag.cli.main import main
 from rag.corpus.loaders import MAX_ABSTRACT_CHARS, load_papers
 from rag.errors import AnswerError, LoadError

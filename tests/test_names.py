@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from rag.answer.pipeline import Assistant, CitedAnswer, answer, offline_standalone, open_assistant
+from rag.answer.conversation import offline_standalone
+from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
 from rag.index.bm25 import KeywordIndex
 from rag.index.ingest import build_index
 from rag.models.minilm import LocalEmbeddings

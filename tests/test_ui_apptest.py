@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.answer.pipeline import Citation, CitedAnswer
+from rag.answer.citations import Citation, CitedAnswer
 from rag.index.ingest import build_index
 from rag.lang.messages import MESSAGES
 from rag.types import Paper, RetrievedPaper

@@ -2,6 +2,7 @@
 
 A `Turn` is one question on its way to an answer; `rag.answer.pipeline` prepares it and
 `rag.answer.followup` fills it for a follow-up about the previous sources.
+`open_assistant(settings)` opens the index and builds the configured models.
 """
 
 from __future__ import annotations
@@ -13,20 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from rag.answer.citations import CitedAnswer
-from rag.answer.judge import Judge, OfflineJudge, Verdict
-from rag.answer.references import Reference
+from rag.answer.judge import Judge, OfflineJudge
 from rag.answer.support import CachedEmbeddings
-from rag.errors import RagError
-from rag.lang.intent import Intent
-from rag.models.factory import chat_model_name
-from rag.retrieval.retriever import Retriever
-from rag.settings import Settings
-from rag.types import OFFLINE_MODEL, RetrievedPaper
+from rag.errors import AnswerError, ModelError, RagError
+from rag.models.budget import Budget
+from rag.models.factory import chat_model_name, make_chat_model, model_error_message
+from rag.retrieval.retriever import Retriever, open_retriever
+from rag.types import OFFLINE_MODEL
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
+
+    from rag.answer.citations import CitedAnswer
+    from rag.answer.judge import Verdict
+    from rag.answer.references import Reference
+    from rag.lang.intent import Intent
+    from rag.settings import Settings
+    from rag.types import Paper, RetrievedPaper
 
 
 @dataclass
@@ -71,9 +76,45 @@ class Assistant:
         with contextlib.suppress(RagError):  # the question will say what is wrong
             self.retriever.index.dense_search(vector, 1)
 
+    def budget(self) -> Budget:
+        """One answer's budget: llm.timeout is the total for the rewrite, the judge, the
+        answer, its stream and retries; a reply is read up to the bytes llm.max_tokens sets."""
+        llm = self.settings.llm
+        return Budget(llm.timeout, llm.max_retries, max_tokens=llm.max_tokens)
+
+    def model_failed(self, error: Exception, question: str) -> AnswerError:
+        """One clear sentence saying what failed and what to set; the question is kept."""
+        said = model_error_message(error, self.settings.llm, self.model)
+        return AnswerError(
+            f"The language model failed: {said} Your question and the chat are kept; ask "
+            "again, or use --config offline.",
+            question,
+        )
+
     def stats(self) -> dict[str, Any]:
         """{"papers", "chunks", "embedding_model"} of the open index."""
         return self.retriever.index.stats()
+
+
+def open_assistant(
+    settings: Settings,
+    embeddings: Embeddings | None = None,
+    chat_model: BaseChatModel | None = None,
+) -> Assistant:
+    """Open the index and build the models named in `settings`, unless given.
+
+    The chat model is the one `llm.model` names; `llm.model = "offline"` means none (the
+    offline extractive answerer).
+    """
+    from rag.models.factory import make_embeddings
+
+    if chat_model is None:
+        try:
+            chat_model = make_chat_model(settings.llm)
+        except ModelError as e:
+            raise AnswerError(str(e)) from None
+    embeddings = embeddings or make_embeddings(settings.embedding)
+    return Assistant(settings, open_retriever(settings, embeddings), chat_model, embeddings)
 
 
 def describe_model(chat_model: BaseChatModel | None, settings: Settings) -> str:
@@ -103,3 +144,4 @@ class Turn:
     compare: tuple[int, ...] = ()  # "compare them": the sources the comparison table shows
     verdict: Verdict | None = None  # which sources belong (rag.answer.judge); None: a follow-up
     intent: Intent | None = None  # what a new question asks (rag.lang.intent); None: a follow-up
+    previous_papers: list[Paper] = field(default_factory=list)  # the last answer's sources

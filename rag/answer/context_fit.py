@@ -15,12 +15,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from rag.answer.assistant import Assistant, Turn
+from rag.answer.prompts import answer_messages
 from rag.common.lexical import lexical_scores
 from rag.index.chunking import split_sentences
+from rag.models.context import context_window, learn_window
 from rag.types import RetrievedPaper
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
+
+    from rag.types import Paper
 
 CHARS_PER_TOKEN = 3.2  # English BPE is about 4; counted short, so the estimate errs long
 MESSAGE_OVERHEAD = 8  # tokens: the chat template's role tags around each message
@@ -96,3 +101,43 @@ def _shortened(question: str, source: RetrievedPaper, chars: int) -> RetrievedPa
     if len(text) > chars:  # one sentence longer than the room: its start
         text = text[: max(chars - 1, 1)].rstrip() + "…"
     return replace(source, paper=replace(source.paper, abstract=text))
+
+
+def fit_prompt(
+    turn: Turn,
+    assistant: Assistant,
+    original: str,
+    previous: Sequence[Paper],
+    refused: Exception | None = None,
+) -> bool:
+    """Rebuild `turn.messages` so the prompt and the reply fit the model's window.
+
+    The sources left out of the prompt stay listed but cannot be cited. `halve` (after a
+    `refused`, a server's context-length refusal, teaches the server's window
+    (rag.models.context.learn_window); when it does not say, half the sources that fitted are
+    kept. False when nothing could be left out.
+    """
+    llm = assistant.settings.llm
+    citable = turn.citable if turn.citable is not None else len(turn.sources)
+    offered = turn.sources[:citable]
+
+    def build(sources: Sequence[RetrievedPaper]) -> list[BaseMessage]:
+        return answer_messages(turn.standalone, list(sources), original, previous)
+
+    window = context_window(llm)
+    fitted = fit_sources(turn.standalone, offered, build, window, llm.max_tokens)
+    if refused is not None:
+        learned = learn_window(llm, refused)
+        if learned:
+            fitted = fit_sources(turn.standalone, offered, build, learned, llm.max_tokens)
+        if not learned or len(fitted) >= citable:
+            if len(fitted) <= 1:
+                return False
+            fitted = fewer(fitted)
+    elif len(fitted) == len(offered) and all(
+        a.paper.abstract == b.paper.abstract for a, b in zip(fitted, offered, strict=True)
+    ):
+        return False  # it fits as built
+    turn.messages = build(fitted)
+    turn.citable = len(fitted)
+    return True

@@ -1,151 +1,70 @@
-"""The model's reply made an answer: its markers checked, its claims' support measured, and
-an ungrounded reply asked again once, then replaced by the offline answer (rag.answer.grounding).
-
-Also the prompt sized to the model's context window (rag.answer.context_fit): the sources it can
-read are the only ones it may cite.
+"""The model writer: the prompt built from the papers the judge kept and fitted to the
+model's window (rag.answer.context_fit), the reply streamed, a context-length refusal asked
+again once with fewer sources, and the reply handed to the check stage (rag.answer.check).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, cite, numbered
-from rag.answer.context_fit import fewer, fit_sources
-from rag.answer.grounding import grounded, strict_messages, uncited_sentences, with_note
-from rag.answer.judge import verdict_fields
-from rag.answer.markers import check_citations
-from rag.answer.model_refusal import is_refusal, model_refusal
+from rag.answer.check import checked_answer
+from rag.answer.context_fit import fit_prompt
 from rag.answer.prompts import answer_messages
-from rag.answer.support import best_quotes
-from rag.errors import AnswerError, StoreError
-from rag.models.context import context_window, learn_window
-from rag.types import Paper, RetrievedPaper
+from rag.answer.streaming import streamed
+from rag.models.budget import Budget
+from rag.models.context import is_context_error
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-Ask = Callable[["list[BaseMessage]"], str]
+    from rag.answer.citations import CitedAnswer
 
 
-def fit_prompt(
-    turn: Turn,
-    assistant: Assistant,
-    original: str,
-    previous: Sequence[Paper],
-    refused: Exception | None = None,
-) -> bool:
-    """Rebuild `turn.messages` so the prompt and the reply fit the model's window.
-
-    The sources left out of the prompt stay listed but cannot be cited. `halve` (after a
-    `refused`, a server's context-length refusal, teaches the server's window
-    (rag.models.context.learn_window); when it does not say, half the sources that fitted are
-    kept. False when nothing could be left out.
-    """
-    llm = assistant.settings.llm
-    citable = turn.citable if turn.citable is not None else len(turn.sources)
-    offered = turn.sources[:citable]
-
-    def build(sources: Sequence[RetrievedPaper]) -> list[BaseMessage]:
-        return answer_messages(turn.standalone, list(sources), original, previous)
-
-    window = context_window(llm)
-    fitted = fit_sources(turn.standalone, offered, build, window, llm.max_tokens)
-    if refused is not None:
-        learned = learn_window(llm, refused)
-        if learned:
-            fitted = fit_sources(turn.standalone, offered, build, learned, llm.max_tokens)
-        if not learned or len(fitted) >= citable:
-            if len(fitted) <= 1:
-                return False
-            fitted = fewer(fitted)
-    elif len(fitted) == len(offered) and all(
-        a.paper.abstract == b.paper.abstract for a, b in zip(fitted, offered, strict=True)
-    ):
-        return False  # it fits as built
-    turn.messages = build(fitted)
-    turn.citable = len(fitted)
-    return True
-
-
-def checked_answer(
-    turn: Turn, text: str, assistant: Assistant, ask: Ask, offline: Callable[[], CitedAnswer]
-) -> CitedAnswer:
-    """The answer from the model's `text`; an ungrounded one is asked again with `ask`, once,
-    then the offline answer stands in, saying why."""
-    result = finish(turn, text, assistant)
-    if grounded(result):
-        return _mark(result, "cited")
-    try:
-        again = finish(turn, ask(strict_messages(turn.messages)), assistant)
-    except Exception:  # noqa: BLE001 - a failed second try falls back like an uncited one
-        again = None
-    # Asked again with an example, a small model copies the example (SmolLM2: "FlexPrefill
-    # chooses a sparse attention pattern ... [1]" for any question): the second reply stands
-    # only when one of its claims is found in the abstract it cites (or is not measured).
-    if again is not None and grounded(again) and _found(again):
-        return _mark(again, "reasked")
-    return with_note(offline())
-
-
-def _found(result: CitedAnswer) -> bool:
-    return result.abstained or any(c.supported is not False for c in result.citations)
-
-
-def _mark(result: CitedAnswer, how: str) -> CitedAnswer:
-    if not result.abstained:
-        result.grounding = how
-        result.uncited = len(uncited_sentences(result.answer))
-    return result
-
-
-def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
-    """The model's reply with its markers checked and each cited claim's quote and support."""
-    if not text.strip():
-        raise AnswerError(
-            f"The language model failed: {assistant.model} returned an empty answer. Your "
-            "question and the chat are kept; ask again, or use --config offline.",
-            turn.question,
+def write_with_model(
+    turn: Turn, assistant: Assistant, budget: Budget
+) -> Iterator[str | CitedAnswer]:
+    """The reply's pieces as they come, then the checked `CitedAnswer`."""
+    model = assistant.chat_model
+    assert model is not None
+    text = turn.question.strip()
+    if not turn.messages:  # a new search (a follow-up's prompt is built by rag.answer.followup)
+        if turn.verdict is not None and turn.verdict.by != "offline":
+            _judged_first(turn)  # the model judged: it writes from what it chose
+        offered = turn.sources[: turn.citable] if turn.citable else turn.sources
+        turn.messages = answer_messages(
+            turn.standalone, offered, original=text, previous=turn.previous_papers
         )
-    citable = turn.citable if turn.citable is not None else len(turn.sources)
-    checked = check_citations(text, set(range(1, citable + 1)))
-    papers = {n: turn.sources[n - 1].paper for n in checked.cited}
-    quotes = best_quotes(
-        checked.text,
-        papers,
-        assistant.sentence_embeddings,
-        fallback_claim=None,  # a bare "[1]" claims nothing: never measured against the question
-        idf=_corpus_idf(assistant),
-        # The floor was measured with the bundled English model's similarities.
-        measure_support=assistant.settings.embedding.provider == "local",
-        calibration=assistant.retriever.calibration,
-    )
-    ordered = [quotes[n] for n in checked.cited if n in quotes]
-    if is_refusal(checked.text, cited=bool(checked.cited)):
-        return model_refusal(turn, assistant)  # in the question's language, deterministically
-    result = numbered(
-        CitedAnswer(
-            question=turn.question,
-            standalone_question=turn.standalone,
-            answer=checked.text.strip(),
-            citations=cite(ordered, turn.sources),
-            sources=turn.sources,
-            abstained=False,
-            model=assistant.model,
-            dropped_citations=checked.dropped,
-            offline=False,
-            scope_note=turn.scope_note,
-            compare=turn.compare,
-            **verdict_fields(turn.verdict, turn.intent, turn.question),
-        )
-    )
-    return result
+    fit_prompt(turn, assistant, text, turn.previous_papers)
 
+    def ask(messages: list[BaseMessage]) -> str:  # the second try, read whole (and streamed)
+        return "".join(streamed(model, messages, budget))
 
-def _corpus_idf(assistant: Assistant) -> Callable[[str], float] | None:
-    """How rare a term is in the index (what the support floor was measured with)."""
+    parts: list[str] = []
     try:
-        return assistant.retriever.index.keyword_index().idf
-    except StoreError:  # the store went away after retrieval: rarity among the abstract's own
-        return None
+        for attempt in (1, 2):
+            try:
+                for piece in streamed(model, turn.messages, budget):
+                    parts.append(piece)
+                    yield piece
+                break
+            except Exception as e:
+                refit = attempt == 1 and not parts and is_context_error(e)
+                # After a context-length refusal: the prompt again, fitted to its window.
+                if not (refit and fit_prompt(turn, assistant, text, turn.previous_papers, e)):
+                    raise
+    except Exception as e:
+        raise assistant.model_failed(e, turn.question) from None
+    yield checked_answer(turn, "".join(parts), assistant, ask)
+
+
+def _judged_first(turn: Turn) -> None:
+    """The papers judged to belong first (in their retrieved order), and only they citable."""
+    verdict = turn.verdict
+    assert verdict is not None
+    order = sorted(range(len(turn.sources)), key=lambda i: not verdict.judged[i].belongs)
+    turn.sources = [turn.sources[i] for i in order]
+    turn.verdict = replace(verdict, judged=tuple(verdict.judged[i] for i in order))
+    turn.citable = verdict.matched

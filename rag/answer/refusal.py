@@ -13,10 +13,11 @@ from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
 from rag.common.lexical import STOPWORDS, stem, terms
 from rag.lang.gloss import english_query, language, mostly_cjk
-from rag.lang.messages import message
+from rag.lang.messages import MESSAGES, message
 from rag.retrieval.names import english_words
 from rag.types import NEAREST_SHOWN, RetrievedPaper
 
+NO_COVERAGE = MESSAGES["en"]["no_coverage"]
 ENGLISH_ONLY = (
     "(The bundled embedding model reads English only: ask in English, or set "
     'embedding.provider = "openai" for a multilingual one and re-ingest.)'

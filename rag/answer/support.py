@@ -29,7 +29,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
-from rag.common.lexical import lexical_scores, terms
+from rag.common.lexical import lexical_scores
 from rag.common.similarity import unit_rows
 from rag.index.chunking import split_sentences
 from rag.lang.gloss import english_part, is_english
@@ -112,15 +112,16 @@ def claims(text: str) -> list[Claim]:
     return [Claim(t, tuple(unique(ns))) for t, ns in found if ns]
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
 def _claims_nothing(claim: str, titles: Sequence[str]) -> bool:
     """A bare "[1]", or "[1] CHASE-SQL", "[1] SCBench [2] ThinK": markers beside nothing but
     words of the cited papers' titles (a small model lists titles with markers) say nothing
     a quote could back."""
-    if not any(ch.isalnum() for ch in claim):
-        return True
-    said = terms(claim)
-    named = set().union(*(terms(t) for t in titles)) if titles else set()
-    return bool(said) and said <= named and is_english(claim)
+    said = _words(claim)
+    return not said or said <= set().union(*(_words(t) for t in titles))
 
 
 def best_quotes(

@@ -1,0 +1,153 @@
+"""A question in its conversation: which earlier papers it points at, and what it asks on
+its own.
+
+`earlier(...)` reads the previous answer's numbered sources a follow-up means ("the second
+one", "[3]", "compare them", rag.answer.references), or the one paper a question is asked
+`about` from its card. `standalone(...)` makes the question one that can be searched alone:
+with a model, a follow-up is rewritten (in English for a question in another language);
+without one, a short pronoun follow-up ("and how fast is it?") joins the question before it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rag.answer.prompts import rewrite_messages
+from rag.answer.references import MAX_FOLLOW_UP_TOPIC_TERMS, Reference, resolve, topic_terms
+from rag.answer.rewrite_check import accepted, needs_rewrite
+from rag.answer.streaming import capped
+from rag.errors import AnswerError
+from rag.lang.gloss import language
+from rag.lang.question_kind import is_list_request
+from rag.types import Paper, RetrievedPaper
+
+if TYPE_CHECKING:
+    from rag.answer.assistant import Assistant
+    from rag.answer.citations import CitedAnswer
+    from rag.models.budget import Budget
+
+History = Sequence[Mapping[str, str]]
+MAX_HISTORY_MESSAGES = 8
+MAX_QUESTION_CHARS = 4000
+
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
+    r"\b(?:it|its|they|them|their|this|that|these|those)\b|"
+    # "the paper" points back; "the paper on X" names its own subject.
+    r"\bthe (?:paper|method|model|approach)\b(?!\s+(?:on|about|called|named|that|which|by)\b)",
+    re.IGNORECASE,
+)
+
+
+def question_text(question: str) -> str:
+    """The question without its outer spaces; an empty or too long one is refused."""
+    text = question.strip() if isinstance(question, str) else ""
+    if not text:
+        raise AnswerError("The question is empty: type a question about ICLR 2025 papers.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise AnswerError(
+            f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.",
+            question,
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """What a question can point at: the previous answer's sources, and which it means."""
+
+    shown: list[RetrievedPaper] = field(default_factory=list)
+    cited: int = 0  # how many of them the previous answer cited (or compared)
+    reference: Reference | None = None  # the ones this question means; None: a new search
+
+    @property
+    def papers(self) -> list[Paper]:
+        return [s.paper for s in self.shown]
+
+
+def earlier(text: str, previous: CitedAnswer | None, about: Paper | None) -> Earlier:
+    """The previous sources `text` points at, or the paper it is asked `about`."""
+    if about is not None:  # asked from a paper's card: that paper alone, no search
+        return Earlier([RetrievedPaper(about, 1.0, 1.0)], 1, Reference((1,), "about", focus=text))
+    if previous is None or previous.abstained:
+        return Earlier()
+    shown = previous.sources
+    cited = max((c.n for c in previous.citations), default=0)
+    if previous.compare:  # "compare them" again: the same papers
+        cited = max(cited, *previous.compare)
+    reference = resolve(text, [s.paper for s in shown], cited) if shown else None
+    if reference is not None and _asked_anew(text, reference, previous):
+        reference = None  # a new search, under the current filters and k
+    return Earlier(shown, cited, reference)
+
+
+def _asked_anew(text: str, reference: Reference, previous: CitedAnswer) -> bool:
+    """A new question, not a follow-up: the previous question asked again (after a filter
+    or the sources setting changed), or "Which papers ...?" naming a title's words."""
+    again = " ".join(text.split()) == " ".join(previous.question.split())
+    again = again and not previous.compare  # "compare them" twice
+    return again or (reference.how == "name" and is_list_request(text))
+
+
+def clean_history(history: History) -> list[tuple[str, str]]:
+    """The last user and assistant messages with text, as (role, content)."""
+    turns = []
+    for item in history or ():
+        role = item.get("role") if isinstance(item, Mapping) else None
+        content = item.get("content") if isinstance(item, Mapping) else None
+        if role in ("user", "assistant") and isinstance(content, str) and content.strip():
+            turns.append((role, content.strip()))
+    return turns[-MAX_HISTORY_MESSAGES:]
+
+
+def standalone(
+    question: str,
+    turns: list[tuple[str, str]],
+    assistant: Assistant,
+    original: str,
+    budget: Budget,
+    previous: Sequence[Paper] = (),
+) -> str:
+    """`question` as one that can be searched without the conversation."""
+    foreign = language(question) != "en"  # rewritten into an English search query
+    if not any(role == "user" for role, _ in turns) and not (foreign and assistant.chat_model):
+        return question
+    if assistant.chat_model is None:
+        return offline_standalone(question, turns)
+    if not needs_rewrite(question):  # already standalone: nothing to rewrite
+        return question
+    try:
+        messages = rewrite_messages(question, turns, english=foreign, previous=previous)
+        # Streamed, so a timeout closes the request and a local server stops working on it.
+        reply = "".join(capped(assistant.chat_model, messages, budget))
+    except Exception as e:
+        raise assistant.model_failed(e, original) from None
+    rewritten = _clean_rewrite(reply)
+    titles = [p.title for p in previous]
+    return accepted(rewritten, question, turns, titles) or question
+
+
+def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
+    """Without a model: a short follow-up ("and how fast is it?") joins the last user question;
+    a question with a subject of its own ("Summarize the paper on masked diffusion scaling
+    laws") is searched alone."""
+    previous = next((content for role, content in reversed(turns) if role == "user"), "")
+    short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
+    if previous and short and _FOLLOW_UP.search(question):
+        return f"{previous} {question}"
+    return question
+
+
+def _clean_rewrite(text: str) -> str:
+    # A fence tag is not the question: small models echo "<question>" on a line of its own.
+    text = re.sub(
+        r"<\s*/?\s*(?:question|conversation|previous_sources)\s*>", "\n", text, flags=re.I
+    )
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = re.sub(r"^(?:standalone question|question)\s*:\s*", "", lines[0], flags=re.I)
+    return line.strip().strip("\"'“”").strip()[:MAX_QUESTION_CHARS]

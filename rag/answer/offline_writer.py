@@ -1,0 +1,89 @@
+"""The offline writer: a cited answer made only of quoted abstract sentences
+(rag.answer.extractive), from the papers the judge kept.
+
+It also stands in for a model whose reply cited nothing (rag.answer.check).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rag.answer.aspects import asked_aspect, aspect_answer
+from rag.answer.assistant import Assistant, Turn
+from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
+from rag.answer.judge import verdict_fields
+from rag.answer.references import is_comparison, topic_terms
+from rag.lang.gloss import english_query
+from rag.lang.messages import question_language
+from rag.lang.question_kind import HOW_IT_WORKS
+
+
+def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
+    """The extractive answer to `turn`: quoted sentences of the papers the judge kept (or
+    of the earlier papers a follow-up means), each cited."""
+    threshold = assistant.retriever.threshold
+    calibration = assistant.retriever.calibration
+    # The judge decided which retrieved papers belong (rag.answer.judge): a list names those,
+    # the sources setting being a maximum, not a quota. A Chinese list question ("哪些论文…")
+    # is a list too, though its gloss drops the frame.
+    listing = turn.intent is not None and turn.intent.listing
+    verdict = turn.verdict
+    options = ExtractiveOptions(
+        min_similarity=threshold,
+        relevant=verdict.belongs if verdict is not None else None,
+        calibration=calibration,
+        mode="list" if listing and turn.intent and turn.intent.language != "en" else "auto",
+    )
+    named = verdict.named if verdict is not None else None  # its paper was retrieved first
+    if named is not None:  # the question names a method: its paper leads (it was ranked 1)
+        lead = next(
+            (i for i, s in enumerate(turn.sources) if s.paper.id not in named.paper_ids),
+            len(turn.sources),
+        )
+        options = replace(options, named=lead, named_only=named.whole_subject)
+    # A follow-up was joined to the previous question to retrieve; its sentences answer
+    # what is asked now ("and how fast is it?").
+    focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
+    sources = turn.sources
+    if turn.reference is not None and turn.citable:
+        # Only the papers pointed at; "summarize the second one" asks for its summary.
+        sources = turn.sources[: turn.citable]
+        focus = turn.reference.focus or focus
+        options = ExtractiveOptions(
+            max_papers=len(sources),
+            summary_papers=len(sources),
+            summary_margin=float("inf"),
+            per_paper=3 if len(sources) == 1 else 2,
+            max_sentences=max(6, 2 * len(sources)),
+            mode="summary"
+            if not topic_terms(english_query(focus)) or is_comparison(focus)
+            else ("answer" if len(sources) == 1 else "list"),
+            calibration=calibration,
+        )
+    # A question in another language picks its English sentences through its gloss.
+    query = english_query(focus)
+    if named is not None and not named.whole_subject and HOW_IT_WORKS.search(query):
+        query = without_name(query, named.name)  # "How does X decide ...": the rest matters
+    lang = question_language(turn.question)  # the heading and labels follow the question
+    aspect = asked_aspect(turn.question) if turn.reference and len(sources) == 1 else None
+    if aspect is not None:  # "and how fast is it?": its speed sentence, or "reports none"
+        text, quotes = aspect_answer(aspect, sources[0], lang)
+    else:
+        result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
+        text, quotes = result.text, result.quotes
+    return numbered(
+        CitedAnswer(
+            question=turn.question,
+            standalone_question=turn.standalone,
+            answer=text,
+            citations=cite(quotes, turn.sources),
+            sources=turn.sources,
+            abstained=False,
+            model=assistant.model,
+            offline=True,
+            scope_note=turn.scope_note,
+            compare=turn.compare,
+            **verdict_fields(verdict, turn.intent, turn.question),
+        )
+    )

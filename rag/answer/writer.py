@@ -1,0 +1,42 @@
+"""The write stage, one interface for both writers: `write(turn, ...)` yields the answer's
+text as it is made, then the `CitedAnswer` (the model's reply checked, or the extractive
+answer streamed line by line); `refuse(...)` writes the refusal when the judge found nothing
+that answers, or the question names a paper no title defines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from rag.answer.assistant import Assistant, Turn
+from rag.answer.citations import CitedAnswer
+from rag.answer.model_reply import write_with_model
+from rag.answer.offline_writer import write_offline
+from rag.answer.refusal import abstention, name_refusal
+from rag.models.budget import Budget
+
+
+def write(turn: Turn, assistant: Assistant, budget: Budget) -> Iterator[str | CitedAnswer]:
+    """The answer's pieces, then the answer: a result already made (a record answer, a
+    refusal) or the extractive one line by line, or the model's reply as it streams."""
+    if turn.result is None and assistant.chat_model is not None:
+        yield from write_with_model(turn, assistant, budget)
+        return
+    result = turn.result if turn.result is not None else write_offline(turn, assistant)
+    yield from pieces(result.answer)
+    yield result
+
+
+def refuse(turn: Turn, assistant: Assistant, unknown: str | None = None) -> CitedAnswer:
+    """The refusal naming the nearest papers; for an `unknown` name, the closest names."""
+    if unknown is not None:
+        return name_refusal(turn.question, turn.standalone, unknown, turn.sources, assistant)
+    refused = abstention(turn.question, turn.standalone, turn.sources, assistant)
+    refused.scope_note = turn.scope_note
+    return refused
+
+
+def pieces(text: str) -> Iterator[str]:
+    """An already complete answer, line by line, so the UI streams it the same way."""
+    yield from re.findall(r"[^\n]*\n|[^\n]+$", text)
