@@ -115,8 +115,16 @@ class TitleIndex:
         asked = [w for w in title_words(text) if w not in self._frame]
         weight = {w: idf(w) for w in asked}
         total = sum(weight.values())
+        # A title without the heaviest words, worth more than 1 - QUESTION_SHARE of the
+        # question, cannot hold enough of it: the candidates are the titles with one of them.
+        heaviest, left = [], total
+        for w in sorted(asked, key=lambda w: -weight[w]):
+            if left < QUESTION_SHARE * total:
+                break
+            heaviest.append(w)
+            left -= weight[w]
         best: tuple[float, float, str] | None = None
-        for i in {i for w in asked for i in self.postings.get(w, ())}:
+        for i in {i for w in heaviest for i in self.postings.get(w, ())}:
             if self.ids[i] not in self.records:
                 continue
             shared = [w for w in asked if i in self.postings.get(w, ())]
