@@ -105,6 +105,22 @@ def test_a_title_record_is_found_by_its_name_or_title(assistant: Any, question: 
 
 
 @pytest.mark.slow
+def test_a_title_record_asked_by_its_subtitle_comes_first_and_is_answered(assistant: Any) -> None:
+    """Its subtitle, lower case, in a longer question (rag.retrieval.titles)."""
+    question = "regulating diffusion-based video generation models via watermarking: what's new?"
+    assert assistant.retriever.search(question)[0].paper.id == VIDEOSHIELD
+    result = answer(question, assistant=assistant)
+    assert not result.abstained and [c.paper_id for c in result.citations] == [VIDEOSHIELD]
+
+
+@pytest.mark.slow
+def test_a_topical_question_is_not_taken_for_a_records_title(assistant: Any) -> None:
+    """A few of VideoShield's subtitle words, not in its order: a topic, not its title."""
+    found = assistant.retriever.search("How do diffusion models generate video?")
+    assert found and found[0].paper.has_abstract
+
+
+@pytest.mark.slow
 def test_a_title_record_is_not_found_by_its_titles_words_in_a_list(assistant: Any) -> None:
     found = assistant.retriever.search("Which papers study sparse autoencoders?")
     assert all(r.paper.has_abstract for r in found)

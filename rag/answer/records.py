@@ -63,7 +63,9 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
     is_named = named is not None and paper.id in named.paper_ids
     zh = question_language(question) == "zh"
     if not paper.has_abstract and not (asked.authors_of or asked.tier_asked):
-        if is_named or asks_title(turn.standalone, paper.title):
+        # Asked by its exact title, or by its title's words (rag.retrieval.titles).
+        by_title = asks_title(turn.standalone, paper.title)
+        if is_named or by_title or retriever.titles.asked(turn.standalone) == [paper.id]:
             facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
             return records_cited(turn, lines, [sources[0]], assistant)

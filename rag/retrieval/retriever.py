@@ -19,6 +19,7 @@ from rag.retrieval.calibration import MINILM, Calibration, calibration_for
 from rag.retrieval.names import PaperNames, asked_titles, named_first, named_records
 from rag.retrieval.people import PaperPeople, lifted, person_first
 from rag.retrieval.relevance import Relevance
+from rag.retrieval.titles import PaperTitles
 from rag.settings import MAX_K, RetrievalSettings, Settings
 from rag.types import Filters, RetrievedPaper
 
@@ -40,10 +41,13 @@ class Retriever:
     names: PaperNames = field(init=False, repr=False)
     # The authors of the papers ("papers by Max Tegmark", rag.retrieval.people).
     people: PaperPeople = field(init=False, repr=False)
+    # The words of the papers' titles ("deep MMD gradient flow", rag.retrieval.titles).
+    titles: PaperTitles = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.names = PaperNames(self.index)
         self.people = PaperPeople(self.index)
+        self.titles = PaperTitles(self.index)
 
     def search(
         self,
@@ -112,8 +116,11 @@ class Retriever:
             person = self.people.named(original, asked.people, keyword)
             ranked, fused = person_first(ranked, person, fused)
             # A title record asked by its title ("Interpreting the Second-Order Effects of
-            # Neurons in CLIP"), not in a list question: first.
+            # Neurons in CLIP") or by its title's words (its head, its subtitle, a run of it:
+            # "deep MMD gradient flow"), not in a list question: first.
             titled = [] if asked.listing else asked_titles(original, records)
+            if not asked.listing and not titled:
+                titled = [pid for pid in self.titles.asked(original, keyword) if pid in records]
             ranked, fused = lifted(ranked, titled, fused)
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []

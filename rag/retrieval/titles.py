@@ -1,0 +1,212 @@
+"""Title records asked by their title's words: "Chain-of-Focus Prompting", "kolmogorov arnold
+networks", "deep MMD gradient flow", "identifying counterfeit songs - what did they do?".
+
+A title record (a paper without an abstract in the corpus) is found only when a question asks
+for it (rag.retrieval.retriever). Besides its name and its exact title, a question asks for it
+when its words are that title's: its head (before ": "), its subtitle, or a run of it, written
+in any case, with or without accents, hyphens and punctuation, in a longer sentence whose other
+words only frame the question ("the ... paper", "I saw a poster on ..."). All of these must
+hold, with words weighted by their rarity (IDF over the titles of all papers and the chunks of
+the abstracts), so that a topical question is not taken for a title ("papers on diffusion
+models" is not "Diffusion Models ..."):
+
+- most of the question (`QUESTION_SHARE` of its weight, framing words left out) is the title's;
+- what it shares with the title is specific: `MIN_WEIGHT` or more (one rare word, such as a
+  name no abstract uses, or several less rare ones), and no other paper's title, with or without
+  an abstract, holds all of it;
+- it covers a whole part of the title (the head, the subtitle or the title), or a contiguous run
+  of `RUN_WORDS` or more of the title's words that is `RUN_SHARE` of its weight or more
+  ("Aligning generative denoising with discriminative objectives"; "sequential decision
+  making", three words of "On the Modeling Capabilities of Large Language Models for
+  Sequential Decision Making" that ten abstracts use, is a topic).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from rag.common.lexical import STOPWORDS, stem
+from rag.index.bm25 import KeywordIndex
+from rag.index.papers import PaperIndex
+from rag.lang.gloss import english_query
+from rag.lang.intent import without_venue, words
+from rag.retrieval.people import fold
+from rag.types import Paper
+
+QUESTION_SHARE = 0.8  # of the question's weight, in the title
+MIN_WEIGHT = 8.0  # IDF (natural log) of what the question shares with the title
+COVERED = 0.9  # share of a part's weight that counts as the whole part
+RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
+RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
+# Words that frame a question about one paper, besides `name_frame` (rag/lang) and stopwords.
+_FRAME = (
+    "what is it about me please saw see seen heard hear came come across poster posters "
+    "session talk present presented presentation oral spotlight booth conference read "
+    "remember recall something thing titled named called do did"
+)
+# Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
+# "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
+_PARTS = re.compile(r"\s*:\s+|\s+(?:-{1,2}|[\u2013\u2014])\s+")
+
+
+def title_words(text: str) -> list[str]:
+    """The content words of `text` in order, once each: folded (case, accents), split at any
+    punctuation ("Online-to-Offline", "Kolmogorov–Arnold"), stopwords dropped, stemmed."""
+    found: list[str] = []
+    for word in fold(unicodedata.normalize("NFKC", text)):
+        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        stemmed = stem(word)
+        if stemmed not in found:
+            found.append(stemmed)
+    return found
+
+
+def _frame() -> frozenset[str]:
+    return frozenset(title_words(" ".join([*words()["words"]["name_frame"], _FRAME])))
+
+
+def title_parts(title: str) -> list[list[str]]:
+    """The words of the whole title, then of each of its parts when it has several (the head
+    before ": ", the subtitle after it, a part after " - ")."""
+    whole = title_words(title)
+    pieces = [title_words(p) for p in _PARTS.split(" ".join(title.split()))]
+    pieces = [p for p in pieces if p]
+    return [whole, *pieces] if whole and len(pieces) > 1 else [whole] if whole else []
+
+
+@dataclass
+class TitleIndex:
+    """The words of every paper's title (whole, head, subtitle), and the title records."""
+
+    ids: list[str]
+    parts: list[list[list[str]]]  # per paper, `title_parts` of its title
+    records: frozenset[str]
+    postings: dict[str, set[int]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.postings = {}
+        for i, parts in enumerate(self.parts):
+            for word in parts[0] if parts else ():
+                self.postings.setdefault(word, set()).add(i)
+        self._frame = _frame()
+
+    @classmethod
+    def build(cls, papers: Iterable[Paper]) -> TitleIndex:
+        papers = list(papers)
+        records = frozenset(p.id for p in papers if not p.has_abstract)
+        return cls([p.id for p in papers], [title_parts(p.title) for p in papers], records)
+
+    def asked(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
+        """The title record (its id, in a list of one or none) whose title `question` asks
+        for; `keyword` (the abstracts' BM25 index) gives its term counts to the rarity."""
+        counts = keyword.term_counts if keyword is not None else {}
+        n = len(self.ids) + (len(keyword.chunk_ids) if keyword is not None else 0)
+
+        def idf(word: str) -> float:  # rarity among the titles and the abstracts' chunks
+            held = len(self.postings.get(word, ())) + counts.get(word, 0)
+            return math.log(1 + n / (1 + held))
+
+        text = english_query(without_venue(question))
+        asked = [w for w in title_words(text) if w not in self._frame]
+        weight = {w: idf(w) for w in asked}
+        total = sum(weight.values())
+        # A title without the heaviest words, worth more than 1 - QUESTION_SHARE of the
+        # question, cannot hold enough of it: the candidates are the titles with one of them.
+        heaviest, left = [], total
+        for w in sorted(asked, key=lambda w: -weight[w]):
+            if left < QUESTION_SHARE * total:
+                break
+            heaviest.append(w)
+            left -= weight[w]
+        best: tuple[float, float, str] | None = None
+        for i in {i for w in heaviest for i in self.postings.get(w, ())}:
+            if self.ids[i] not in self.records:
+                continue
+            shared = [w for w in asked if i in self.postings.get(w, ())]
+            held = sum(weight[w] for w in shared)
+            if held < MIN_WEIGHT or held < QUESTION_SHARE * total:
+                continue
+            if set.intersection(*(self.postings[w] for w in shared)) != {i}:
+                continue  # another paper's title holds these words too: not this one
+            covered = _covered(self.parts[i], shared, idf)
+            if covered is not None and (best is None or (covered, held) > best[:2]):
+                best = (covered, held, self.ids[i])
+        return [best[2]] if best else []
+
+
+def _covered(
+    parts: list[list[str]], shared: list[str], idf: Callable[[str], float]
+) -> float | None:
+    """The share of the title's weight that `shared` covers, when it covers a whole part of
+    the title, or a contiguous run of `RUN_WORDS` of its words or more, in the title's order,
+    worth `RUN_SHARE` of its weight; else None. `shared` is in the question's order."""
+
+    def share(words: list[str]) -> float:
+        weights = [idf(w) for w in words]
+        held = sum(x for x, w in zip(weights, words, strict=True) if w in shared)
+        return held / (sum(weights) or 1.0)
+
+    whole = share(parts[0])
+    if any(share(part) >= COVERED for part in parts):
+        return whole
+    positions = [parts[0].index(word) for word in shared]  # in the question's order
+    run = positions == list(range(positions[0], positions[0] + len(positions)))
+    run = run and len(positions) >= RUN_WORDS and whole >= RUN_SHARE
+    return whole if run else None
+
+
+TITLES_VERSION = 2
+
+
+class PaperTitles:
+    """The title index of a paper index, built once per index generation and saved with the
+    BM25 index, like the names and the authors."""
+
+    def __init__(self, index: PaperIndex) -> None:
+        self.index = index
+        self._built: tuple[str, TitleIndex] | None = None
+
+    def current(self, keyword: KeywordIndex | None = None) -> TitleIndex:
+        keyword = keyword or self.index.keyword_index()
+        built = self._built
+        if built is None or built[0] != keyword.generation:
+            built = (keyword.generation, self._saved_or_built(keyword))
+            self._built = built
+        return built[1]
+
+    def _saved_or_built(self, keyword: KeywordIndex) -> TitleIndex:
+        cache = self.index.keyword_cache
+        saved = _checked(cache.saved_extra("titles", keyword.generation, TITLES_VERSION))
+        if saved is not None:
+            return saved
+        built = TitleIndex.build(self.index.all_papers())
+        value = {"ids": built.ids, "parts": built.parts, "records": sorted(built.records)}
+        cache.save_extra("titles", keyword.generation, TITLES_VERSION, value)
+        return built
+
+    def asked(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
+        """The title record `question` asks for by its title's words (`TitleIndex.asked`)."""
+        keyword = keyword or self.index.keyword_index()
+        return self.current(keyword).asked(question, keyword)
+
+
+def _checked(saved: object) -> TitleIndex | None:
+    """The saved title index when it is of the shape `PaperTitles` saves, else None."""
+    if not isinstance(saved, dict):
+        return None
+    ids, parts, records = saved.get("ids"), saved.get("parts"), saved.get("records")
+    if not (isinstance(ids, list) and isinstance(parts, list) and isinstance(records, list)):
+        return None
+    if len(parts) != len(ids) or not all(isinstance(v, str) for v in ids + records):
+        return None
+    for title in parts:
+        if not isinstance(title, list) or not all(
+            isinstance(part, list) and all(isinstance(w, str) for w in part) for part in title
+        ):
+            return None
+    return TitleIndex(ids, parts, frozenset(records))

@@ -1,0 +1,107 @@
+"""A title record asked by its title's words (rag.retrieval.titles): its head, its subtitle or a
+run of its title lifts it; a topical question that shares a few of its words does not.
+
+No index: the titles of a handful of papers, and the abstracts' term counts of a corpus the
+size of the bundled one (rarity is measured over both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from rag.retrieval.titles import TitleIndex, _checked, title_parts, title_words
+from rag.types import Paper
+
+RECORDS = {  # title records: no abstract
+    "mesh": "Dynamic Gaussians Mesh: Consistent Mesh Reconstruction from Dynamic Scenes",
+    "songs": "SONICS: Synthetic Or Not - Identifying Counterfeit Songs",
+    "mmd": "Deep MMD Gradient Flow without adversarial training",
+    "survey": "Diffusion Models: A Survey of Guidance and Sampling",
+    "decisions": "On the Modeling Capabilities of Large Language Models for Sequential "
+    "Decision Making",
+    "o2o": "Online-to-Offline RL for Agent Alignment",
+    "tokens": "Tokenization Robustness in Language Models",
+}
+WITH_ABSTRACT = {
+    "dit": "Scalable Diffusion Models with Transformers",
+    "gans": "Diffusion Models Beat GANs on Image Synthesis",
+    "flow": "Gradient Flow of the Maximum Mean Discrepancy",
+    "robust": "Tokenization Robustness in Language Models Revisited",
+    "decide": "Transformers for Sequential Decision Making",
+}
+# How many of 5,000 abstract chunks hold each word (the keyword index's term counts).
+COUNTS = {
+    "diffus": 600, "model": 3000, "guidanc": 40, "sampl": 300, "survey": 30, "sequenti": 40,
+    "decis": 60, "make": 200, "larg": 900, "languag": 900, "capabl": 150, "gradient": 300,
+    "flow": 200, "deep": 500, "mmd": 4, "adversari": 150, "train": 1500, "dynam": 300,
+    "gaussian": 60, "mesh": 15, "scene": 80, "onlin": 100, "offlin": 60, "rl": 150,
+    "agent": 200, "align": 150, "token": 300, "robust": 250, "identifi": 150, "song": 2,
+    "counterfeit": 0, "generat": 900, "video": 200, "reconstruct": 60, "consist": 200,
+}  # fmt: skip
+
+
+@dataclass
+class Terms:  # the two attributes of KeywordIndex that the rarity reads
+    term_counts: dict[str, int] = field(default_factory=lambda: dict(COUNTS))
+    chunk_ids: list[str] = field(default_factory=lambda: [""] * 5000)
+
+
+@pytest.fixture(scope="module")
+def index() -> TitleIndex:
+    papers = [Paper(id=k, title=t, abstract="") for k, t in RECORDS.items()]
+    papers += [Paper(id=k, title=t, abstract="An abstract.") for k, t in WITH_ABSTRACT.items()]
+    return TitleIndex.build(papers)
+
+
+@pytest.mark.parametrize(
+    ("question", "record"),
+    [
+        ("Dynamic Gaussians Mesh paper", "mesh"),  # the head, no name
+        ("What does dynamic gaussians mesh propose?", "mesh"),
+        ("identifying counterfeit songs - what did they do?", "songs"),  # a part after " - "
+        ("I heard about counterfeit song identification at a poster", None),  # not its words
+        ("deep MMD gradient flow", "mmd"),  # a cut title: a run of four words
+        ("online to offline rl for agent alignment", "o2o"),  # hyphens, case
+        ("ONLINE-TO-OFFLINE RL FOR AGENT ALIGNMENT?", "o2o"),
+        ("Consistent mesh reconstruction from dynamic scenes", "mesh"),  # the subtitle
+    ],
+)
+def test_a_record_asked_by_its_titles_words_is_found(
+    index: TitleIndex, question: str, record: str | None
+) -> None:
+    assert index.asked(question, Terms()) == ([record] if record else [])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "papers on diffusion models",  # the head of a record, and of papers with an abstract
+        "What is new in diffusion models?",
+        "diffusion models",
+        "sequential decision making with language models",  # a topic, three words of a title
+        "gradient flow",  # a run of two common words, in another paper's title too
+        "tokenization robustness in language models",  # a paper with an abstract holds it too
+        "How do diffusion models generate video with guidance?",  # more than the title's words
+    ],
+)
+def test_a_topical_question_does_not_lift_a_record(index: TitleIndex, question: str) -> None:
+    assert index.asked(question, Terms()) == []  # type: ignore[arg-type]
+
+
+def test_a_title_is_read_in_parts_without_splitting_a_hyphenated_name() -> None:
+    assert title_parts("KAN: Kolmogorov–Arnold Networks") == [
+        ["kan", "kolmogorov", "arnold", "network"],
+        ["kan"],
+        ["kolmogorov", "arnold", "network"],
+    ]
+    assert title_words("Tramèr's Shh, don't!") == title_words("tramer s shh don t")
+
+
+def test_a_saved_title_index_of_another_shape_is_not_used(index: TitleIndex) -> None:
+    good = {"ids": index.ids, "parts": index.parts, "records": sorted(index.records)}
+    assert _checked(good) is not None
+    assert _checked({**good, "ids": index.ids[:-1]}) is None
+    assert _checked({**good, "parts": [[["a", 1]]] * len(index.ids)}) is None
+    assert _checked(None) is None and _checked({"ids": "x"}) is None
