@@ -21,10 +21,8 @@ import argparse
 import ast
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -131,34 +129,20 @@ def modules_per_question() -> dict[str, list[str]]:
 
 
 def baseline_path(rev: str) -> dict[str, list[str]]:
-    top = Path(git("rev-parse", "--show-toplevel").strip())
-    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
-    tree = Path(tempfile.mkdtemp(prefix="answer-path-")) / "tree"
-    git("worktree", "add", "--detach", str(tree), commit, cwd=top)
-    try:
-        env = dict(os.environ, PYTHONPATH=str(tree), RAG_LLM__MODEL="offline")
-        env["RAG_STORE__INDEX_DIR"] = str(tree / ".rag" / "index")
-        ingest = [sys.executable, "-m", "rag.cli", "ingest"]
-        subprocess.run(ingest, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
-        shutil.copyfile(Path(__file__).resolve(), tree / "bench" / "_answer_path_baseline.py")
-        out = tree.parent / "path.json"
-        cmd = [sys.executable, "-m", "bench._answer_path_baseline", "--path-only", str(out)]
-        subprocess.run(cmd, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
-        measured: dict[str, list[str]] = json.loads(out.read_text(encoding="utf-8"))
-        return measured
-    finally:
-        git("worktree", "remove", "--force", str(tree), cwd=top)
-        shutil.rmtree(tree.parent, ignore_errors=True)
+    from bench.baseline import measure_at
+
+    measured: dict[str, list[str]] = measure_at(rev, "answer_path.py", [])
+    return measured
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git revision measured beside this tree")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--path-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.path_only:
-        args.path_only.write_text(json.dumps(modules_per_question()), encoding="utf-8")
+    if args.out:  # a baseline's run (bench.baseline): its modules per question only
+        args.out.write_text(json.dumps(modules_per_question()), encoding="utf-8")
         return
     columns = {"this tree": (static(None), modules_per_question())}
     if args.baseline:
