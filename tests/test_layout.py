@@ -23,6 +23,7 @@ LAYERS = [
     ("answer",),
     ("explore",),
     ("evaluation",),
+    ("session",),  # one conversation, over the answer stage: what ui/ and the cli call
     ("cli",),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}

@@ -257,18 +257,14 @@ class NameIndex:
         # Inside a Chinese sentence a Latin word written as the title writes it is a name
         # ("Century针对的是什么问题").
         chinese = any("\u4e00" <= c <= "\u9fff" for c in text)
-        # At each word the longest name ("TetSphere Splatting").
-        i = 0
-        while i < len(words):
-            for size in (3, 2, 1):
+        for i in range(len(words)):
+            for size in (3, 2, 1):  # at each word the longest name ("TetSphere Splatting")
                 seen = " ".join(words[i : i + size])
                 key = _fold(seen)
                 name = self.written.get(key)
                 if i + size <= len(words) and name and self._written_as_name(seen, name, chinese):
                     found.setdefault(key, NameMatch(name, self.papers[key], False))
-                    i += size - 1
                     break
-            i += 1
         return list(found.values())
 
     @staticmethod
@@ -394,12 +390,7 @@ class PaperNames:
         match = names.match(question)
         if match is None or match.name in self._checked:
             return match
-        papers = self.index.get_papers(list(match.paper_ids))
-        if all(
-            pid in papers
-            and _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
-            for pid in match.paper_ids
-        ):
+        if self._defines(match):
             self._checked.add(match.name)
             return match
         from rag.common.side_files import warn
