@@ -37,6 +37,7 @@ from rag.cli.output import (
 from rag.errors import RagError, UsageError
 from rag.settings import BUNDLED_CORPUS, EVAL_DATA, Settings, get_settings, with_overrides
 from rag.types import TIERS
+from rag.venue import VENUE
 
 EXIT_ERROR = 2
 # `rag eval`'s defaults (package data of the wheel, data/ in a checkout): the labelled
@@ -76,7 +77,7 @@ def _is_user_error(error: Exception) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rag", description="Ask questions about ICLR 2025 papers, grounded in abstracts."
+        prog="rag", description=f"Ask questions about {VENUE.label} papers, grounded in abstracts."
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help="a config file, or a preset name from config/")
@@ -146,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fetch", parents=[common], help="download a venue's papers (OpenReview API v2) as JSONL"
     )
     fetch.add_argument("source", choices=["openreview"], help="where from")
-    fetch.add_argument("venue_id", help="the venue's group id, e.g. ICLR.cc/2025/Conference")
+    fetch.add_argument("venue_id", help=f"the venue's group id, e.g. {VENUE.openreview_id}")
     fetch.add_argument("--out", type=Path, help="the JSONL file (default: from the venue id)")
     fetch.add_argument("--api-url", help="API v2 base URL (default: https://api2.openreview.net)")
     fetch.add_argument(
