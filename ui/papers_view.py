@@ -13,6 +13,7 @@ import streamlit as st
 from rag import (
     MAX_COMPARED,
     MESSAGES,
+    VENUE,
     Comparison,
     PaperVectors,
     RelatedPaper,
@@ -22,7 +23,6 @@ from rag import (
 )
 from rag.errors import CompareError, StoreError
 from rag.types import Paper
-from rag.venue import VENUE
 from ui.explore import (
     BASKET_KEY,
     COMPARISONS_KEY,

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from rag import authors_in_order, parse_markers, redact
+from rag import VENUE, authors_in_order, parse_markers, redact
 from rag import latex_to_text as to_text
 from rag.errors import RagError
 from rag.types import TIERS, Paper
-from rag.venue import VENUE
 from ui.latex import display_form, own_macros, plain_text
 from ui.uncited import marking, uncited_of
 

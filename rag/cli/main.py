@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from rag import VENUE
 from rag.cli.ask import run_ask
 from rag.cli.inputs import open_index, questions_from
 from rag.cli.output import (
@@ -37,7 +38,6 @@ from rag.cli.output import (
 from rag.errors import RagError, UsageError
 from rag.settings import BUNDLED_CORPUS, EVAL_DATA, Settings, get_settings, with_overrides
 from rag.types import TIERS
-from rag.venue import VENUE
 
 EXIT_ERROR = 2
 # `rag eval`'s defaults (package data of the wheel, data/ in a checkout): the labelled
