@@ -27,6 +27,7 @@ _PUBLIC = {
     "Paper": "rag.types",
     "RetrievedPaper": "rag.types",
     "Filters": "rag.types",
+    "VENUE": "rag.venue",  # the conference, one record: every text naming it derives from it
     # A conversation, and one answer
     "Session": "rag.session",
     "Exchange": "rag.session",
@@ -109,6 +110,7 @@ __all__ = [
     "Session",
     "Settings",
     "TopicMap",
+    "VENUE",
     "authors_in_order",
     "bibtex",
     "build_index",
@@ -199,6 +201,7 @@ if TYPE_CHECKING:
     from rag.session import Exchange, Session
     from rag.settings import Settings, get_settings
     from rag.types import Filters, Paper, RetrievedPaper
+    from rag.venue import VENUE
 
 
 def __getattr__(name: str) -> Any:

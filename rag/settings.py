@@ -28,6 +28,7 @@ from pydantic_settings import (
 )
 
 from rag.errors import ConfigError
+from rag.venue import VENUE
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -209,7 +210,7 @@ class StoreSettings(Section):
     )
     tenant: str = Field("default_tenant", description="Chroma tenant (http mode; Chroma Cloud).")
     database: str = Field("default_database", description="Chroma database (http mode).")
-    collection: str = Field("iclr2025", description="Collection name prefix.")
+    collection: str = Field(VENUE.slug, description="Collection name prefix.")
     lock_timeout: float = Field(
         0.0, ge=0, le=86_400, description="Seconds an ingest waits for the lock."
     )

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-TIERS = ("Oral", "Spotlight", "Poster")
+from rag.venue import VENUE
+
+TIERS = VENUE.tiers
 OFFLINE_MODEL = "offline:extractive"  # the model name of answers and tables built without an LLM
 # The decisions that name a tier, whole (case and runs of spaces aside): "Accept (Oral)" as the
 # loaders and `rag fetch` write it, the bare tier, and OpenReview's venue ("ICLR 2025 Oral").
 # Any other decision names none, so "Reject (considered for an Oral)" gets no Oral badge.
+_TIERS_WORD = "|".join(re.escape(t.lower()) for t in TIERS)
 _TIER_DECISION = re.compile(
-    r"(?:accept \((oral|spotlight|poster)\)|(?:iclr \d{4} )?(oral|spotlight|poster))",
+    rf"(?:accept \(({_TIERS_WORD})\)|(?:{re.escape(VENUE.name.lower())} \d{{4}} )?({_TIERS_WORD}))",
     re.IGNORECASE,
 )
 NEAREST_SHOWN = 3  # a refusal names (and the page shows) this many closest, low-match papers

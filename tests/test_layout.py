@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Bottom to top. A module may import its own package and any package listed before it.
 LAYERS = [
-    ("settings", "settings_table", "errors", "types", "common"),
+    ("settings", "settings_table", "errors", "types", "venue", "common"),
     ("corpus",),
     ("lang",),
     ("models",),

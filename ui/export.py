@@ -8,10 +8,17 @@ from datetime import UTC, datetime
 from rag import Citation, parse_markers
 from rag.types import UNIDENTIFIED
 from ui.latex import plain_text
-from ui.render import Turn, escape_answer, escape_export, escape_underlines, safe_url
+from ui.render import (
+    APP_TITLE,
+    Turn,
+    escape_answer,
+    escape_export,
+    escape_underlines,
+    safe_url,
+)
 
 
-def chat_markdown(turns: list[Turn], title: str = "ICLR 2025 research assistant") -> str:
+def chat_markdown(turns: list[Turn], title: str = APP_TITLE) -> str:
     """The chat as a Markdown file: questions, answers renumbered chat-wide, then references."""
     numbers: dict[str, int] = {}  # paper id -> reference number
     references: list[Citation] = []

@@ -27,7 +27,7 @@ from ui.map_labels import (
     nearest_within,
 )
 from ui.papers_view import show_comparison_picker, show_paper_card
-from ui.render import Turn, without_bidi
+from ui.render import ASK_PLACEHOLDER, Turn, without_bidi
 
 if TYPE_CHECKING:
     from rag import Assistant
@@ -58,7 +58,7 @@ def show_map_view(assistant: Assistant | None, turns: list[Turn], slot: Any = No
         turn = _highlighted_turn(answered)
     show_map(found, turn, list(st.session_state.get("tiers") or []))
     # In the page under the map, not floating over the plot's bottom.
-    if asked := st.container().chat_input("Ask about ICLR 2025 papers…"):
+    if asked := st.container().chat_input(ASK_PLACEHOLDER):
         st.session_state["example"] = asked
         switch_to("Chat")
         st.rerun()

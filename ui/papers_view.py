@@ -13,6 +13,7 @@ import streamlit as st
 from rag import (
     MAX_COMPARED,
     MESSAGES,
+    VENUE,
     Comparison,
     PaperVectors,
     RelatedPaper,
@@ -239,7 +240,7 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         download.download_button(
             "Download BibTeX",
             data=bibtex(papers),
-            file_name=f"iclr2025-answer-{turn_index + 1}.bib",
+            file_name=f"{VENUE.slug}-answer-{turn_index + 1}.bib",
             mime="application/x-bibtex",
             on_click="ignore",
             key=f"bib-answer-{turn.id}",
@@ -301,7 +302,7 @@ def sidebar_bibtex(turns: list[Turn]) -> None:
     st.download_button(
         "Download BibTeX",
         data=bibtex(papers) if papers else "",
-        file_name="iclr2025-cited.bib",
+        file_name=f"{VENUE.slug}-cited.bib",
         mime="application/x-bibtex",
         on_click="ignore",
         disabled=not papers,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from rag import VENUE
 from rag.cli.ask import run_ask
 from rag.cli.inputs import open_index, questions_from
 from rag.cli.output import (
@@ -76,7 +77,7 @@ def _is_user_error(error: Exception) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rag", description="Ask questions about ICLR 2025 papers, grounded in abstracts."
+        prog="rag", description=f"Ask questions about {VENUE.label} papers, grounded in abstracts."
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help="a config file, or a preset name from config/")
@@ -146,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fetch", parents=[common], help="download a venue's papers (OpenReview API v2) as JSONL"
     )
     fetch.add_argument("source", choices=["openreview"], help="where from")
-    fetch.add_argument("venue_id", help="the venue's group id, e.g. ICLR.cc/2025/Conference")
+    fetch.add_argument("venue_id", help=f"the venue's group id, e.g. {VENUE.openreview_id}")
     fetch.add_argument("--out", type=Path, help="the JSONL file (default: from the venue id)")
     fetch.add_argument("--api-url", help="API v2 base URL (default: https://api2.openreview.net)")
     fetch.add_argument(

@@ -42,6 +42,7 @@ from rag.corpus.fetch_files import (
 from rag.corpus.loaders import MAX_ABSTRACT_CHARS, cap_abstract
 from rag.errors import FetchError
 from rag.types import TIERS
+from rag.venue import VENUE
 
 DEFAULT_API_URL = "https://api2.openreview.net"
 SITE = "https://openreview.net"
@@ -180,7 +181,7 @@ def fetch_venue(
         what = "all submissions" if all_decisions else "accepted papers"
         raise FetchError(
             f"{api_url}: no {what} for venue {venue_id!r} "
-            "(check the id, e.g. ICLR.cc/2025/Conference)"
+            f"(check the id, e.g. {VENUE.openreview_id})"
         )
     refuse_special(out, out)  # nothing but a regular file is replaced, never a link
     os.replace(part, out)
@@ -199,7 +200,7 @@ _HEADERS = {
 
 def check_venue_id(venue_id: str) -> None:
     if not _VENUE_ID.match(venue_id or ""):
-        raise FetchError(f"venue id {venue_id!r}: expected a group id like ICLR.cc/2025/Conference")
+        raise FetchError(f"venue id {venue_id!r}: expected a group id like {VENUE.openreview_id}")
 
 
 def check_api_url(api_url: str) -> str:

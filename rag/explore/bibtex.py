@@ -20,9 +20,10 @@ from collections.abc import Iterable
 
 from rag.common.latex import to_text
 from rag.types import Paper
+from rag.venue import VENUE
 
-BOOKTITLE = "The Thirteenth International Conference on Learning Representations"
-YEAR = "2025"
+BOOKTITLE = VENUE.booktitle
+YEAR = str(VENUE.year)
 _SMALL_WORDS = frozenset("a an the of on in for to and with via towards toward is are do".split())
 
 
@@ -90,7 +91,7 @@ def citation_key(paper: Paper) -> str:
         second = content[0]
     else:
         first = content[0]
-        second = content[1] if len(content) > 1 else _ascii(paper.id) or "iclr"
+        second = content[1] if len(content) > 1 else _ascii(paper.id) or VENUE.name.lower()
     return f"{first.lower()}{YEAR}{second.lower()}"
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from rag.lang.gloss import english_query, language
 from rag.lang.question_kind import is_list_request, is_summary_request, list_subject
 from rag.types import TIERS
+from rag.venue import VENUE
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def _has(text: str, key: str) -> bool:
 
 def without_venue(text: str) -> str:
     """`text` without the conference's name ("at ICLR 2025"): it is not a search term."""
-    stripped = _pattern(tuple(words()["venue"])).sub(" ", text)
+    stripped = _pattern((*VENUE.question_words, *words()["venue"])).sub(" ", text)
     stripped = re.sub(r"\b(?:at|in|from|of)\s+(?=[?.!,]|\s*$)", " ", stripped, flags=re.I)
     return " ".join(stripped.split())
 

@@ -9,6 +9,7 @@ them from `MESSAGES` by `question_language`.
 from __future__ import annotations
 
 from rag.lang.gloss import language
+from rag.venue import VENUE
 
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
@@ -16,7 +17,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Offline extractive summary (no language model): "
             "every sentence below is quoted from the cited abstract."
         ),
-        "no_coverage": "No ICLR 2025 abstract in the index covers this question.",
+        "no_coverage": f"No {VENUE.label} abstract in the index covers this question.",
         # What the chat model is told to say when its sources do not answer (rag.answer.prompts)
         "not_answered": "The sources do not answer this question.",
         # The app's own refusal when the model refused (rag.answer.model_refusal)
@@ -56,7 +57,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_unknown": "Its record has no decision.",
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
         "no_abstract": "abstract not in the bundled corpus; `rag fetch openreview "
-        "ICLR.cc/2025/Conference` gets it",
+        f"{VENUE.openreview_id}` gets it",
         "title_record": "The index holds this paper's record only (title, decision, authors, "
         "link): its abstract is not in the bundled corpus, so nothing of its content can be "
         "quoted.",
@@ -72,7 +73,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "离线摘录式回答（未使用语言模型）：以下每一句都逐字引自所引论文的英文摘要，"
             "原文照录，未经翻译。"
         ),
-        "no_coverage": "索引中没有任何 ICLR 2025 论文摘要涉及这个问题。",
+        "no_coverage": f"索引中没有任何 {VENUE.label} 论文摘要涉及这个问题。",
         "not_answered": "这些来源没有回答这个问题。",
         "model_refused": "检索到的论文摘要没有回答这个问题。",
         "nearest": "索引中最接近的论文：",
@@ -105,7 +106,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_unknown": "该论文的记录没有录用结果。",
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
         "no_abstract": "随附语料库中没有这篇论文的摘要；可用 `rag fetch openreview "
-        "ICLR.cc/2025/Conference` 获取",
+        f"{VENUE.openreview_id}` 获取",
         "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
         "随附语料库中没有它的摘要，因此无法引用其内容。",
         "count": "索引中的 {total:,} 篇论文里有 {n:,} 篇符合。",

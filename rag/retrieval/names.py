@@ -40,6 +40,7 @@ from rag.index.papers import PaperIndex
 from rag.lang.gloss import english_query
 from rag.lang.intent import words
 from rag.types import Paper, RetrievedPaper
+from rag.venue import VENUE
 
 # A name used by this many papers' titles and abstracts names no paper in particular.
 MAX_PAPERS_USING = 15
@@ -48,7 +49,7 @@ _HEAD = re.compile(r"^\s*([^:\u2013\u2014]{2,60}?)\s*(?::|\s(?:-{1,2}|[\u2013\u2
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
 # Venues: in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...".
-VENUES = frozenset({"iclr", "neurips", "icml", "cvpr", "iccv", "eccv", "acl", "emnlp", "aaai"})
+VENUES = frozenset({VENUE.name.lower(), *"neurips icml cvpr iccv eccv acl emnlp aaai".split()})
 _PARENS = re.compile(r"\(([A-Za-z][A-Za-z0-9+\-]{1,30})\)")
 # "What is X?", "Summarize X.", "How does X work?", "X 是什么？", "介绍一下 X": X is the subject.
 _SUBJECT_EN = re.compile(
