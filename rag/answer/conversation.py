@@ -23,6 +23,7 @@ from rag.errors import AnswerError
 from rag.lang.gloss import language
 from rag.lang.question_kind import is_list_request
 from rag.types import Paper, RetrievedPaper
+from rag.venue import VENUE
 
 if TYPE_CHECKING:
     from rag.answer.assistant import Assistant
@@ -46,7 +47,7 @@ def question_text(question: str) -> str:
     """The question without its outer spaces; an empty or too long one is refused."""
     text = question.strip() if isinstance(question, str) else ""
     if not text:
-        raise AnswerError("The question is empty: type a question about ICLR 2025 papers.")
+        raise AnswerError(f"The question is empty: type a question about {VENUE.label} papers.")
     if len(text) > MAX_QUESTION_CHARS:
         raise AnswerError(
             f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.",

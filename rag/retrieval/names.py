@@ -416,10 +416,8 @@ class PaperNames:
         if not results or self.named(question) is None:  # named() checks the saved index
             return None
         first = results[0].paper.id
-        for match in self.current().matches(question):
-            if first in match.paper_ids and self._defines(match):
-                return match
-        return None
+        found = self.current().matches(question)
+        return next((m for m in found if first in m.paper_ids and self._defines(m)), None)
 
     def _defines(self, match: NameMatch) -> bool:
         if match.name in self._checked:
