@@ -21,10 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -153,38 +149,15 @@ def print_side_by_side(
         print("".join(parts))
 
 
-def git(*args: str, cwd: Path | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 def run_baseline(rev: str, questions: Path) -> dict[str, Any]:
-    """Measure `rev` in a temporary detached worktree with its own index, then remove it."""
-    top = Path(git("rev-parse", "--show-toplevel"))
-    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
-    tree = Path(tempfile.mkdtemp(prefix="phrasings-baseline-")) / "tree"
-    git("worktree", "add", "--detach", str(tree), commit, cwd=top)
-    try:
-        env = dict(os.environ, PYTHONPATH=str(tree), RAG_LLM__MODEL="offline")
-        env["RAG_STORE__INDEX_DIR"] = str(tree / ".rag" / "index")
-        print(f"baseline {rev} ({commit[:10]}): building its index in {tree}", file=sys.stderr)
-        cmd = [sys.executable, "-m", "rag.cli", "ingest"]
-        subprocess.run(cmd, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
-        script = tree / "bench" / "_named_phrasings_baseline.py"
-        shutil.copyfile(Path(__file__).resolve(), script)
-        out = tree.parent / "baseline.json"
-        print(f"baseline {rev}: answering {questions}", file=sys.stderr)
-        cmd = [sys.executable, "-m", "bench._named_phrasings_baseline"]
-        cmd += ["--questions", str(questions.resolve()), "--out", str(out)]
-        subprocess.run(cmd, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
-        measured: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-        if Path(measured["rag"]) != tree.resolve():
-            raise SystemExit(f"the baseline ran the code in {measured['rag']}, not {tree}")
-        measured["commit"] = commit
-        return measured
-    finally:
-        git("worktree", "remove", "--force", str(tree), cwd=top)
-        shutil.rmtree(tree.parent, ignore_errors=True)
+    """Measure `rev` in a temporary worktree with its own index (bench.baseline)."""
+    from bench.baseline import git, measure_at
+
+    measured: dict[str, Any] = measure_at(
+        rev, "named_phrasings.py", ["--questions", str(questions.resolve())]
+    )
+    measured["commit"] = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    return measured
 
 
 def main() -> None:

@@ -105,3 +105,15 @@ def test_a_saved_title_index_of_another_shape_is_not_used(index: TitleIndex) -> 
     assert _checked({**good, "ids": index.ids[:-1]}) is None
     assert _checked({**good, "parts": [[["a", 1]]] * len(index.ids)}) is None
     assert _checked(None) is None and _checked({"ids": "x"}) is None
+
+
+def test_a_framing_word_the_title_holds_counts_as_the_titles() -> None:
+    """"contribute" frames a question ("what did they contribute?") but is this title's
+    word: dropped from the question, the rest covered too little of the title to lift it."""
+    titles = {"early": "Earlier Tokens Contribute More: Learning Direct Preference Optimization"}
+    papers = [Paper(id=k, title=t, abstract="") for k, t in titles.items()]
+    papers += [Paper(id=k, title=t, abstract="An abstract.") for k, t in WITH_ABSTRACT.items()]
+    index = TitleIndex.build(papers)
+    counts = {**COUNTS, "earlier": 40, "contribut": 400, "more": 900}
+    question = "What does Earlier Tokens Contribute More propose?"
+    assert index.asked(question, Terms(term_counts=counts)) == ["early"]  # type: ignore[arg-type]

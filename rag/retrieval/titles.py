@@ -112,9 +112,10 @@ class TitleIndex:
             return math.log(1 + n / (1 + held))
 
         text = english_query(without_venue(question))
-        asked = [w for w in title_words(text) if w not in self._frame]
-        weight = {w: idf(w) for w in asked}
-        total = sum(weight.values())
+        written = title_words(text)
+        asked = [w for w in written if w not in self._frame]
+        weight = {w: idf(w) for w in written}
+        total = sum(weight[w] for w in asked)
         # A title without the heaviest words, worth more than 1 - QUESTION_SHARE of the
         # question, cannot hold enough of it: the candidates are the titles with one of them.
         heaviest, left = [], total
@@ -127,9 +128,11 @@ class TitleIndex:
         for i in {i for w in heaviest for i in self.postings.get(w, ())}:
             if self.ids[i] not in self.records:
                 continue
-            shared = [w for w in asked if i in self.postings.get(w, ())]
+            # A framing word the title holds is the title's ("Earlier Tokens Contribute More").
+            shared = [w for w in written if i in self.postings.get(w, ())]
+            framing = sum(weight[w] for w in shared if w in self._frame)
             held = sum(weight[w] for w in shared)
-            if held < MIN_WEIGHT or held < QUESTION_SHARE * total:
+            if held < MIN_WEIGHT or held < QUESTION_SHARE * (total + framing):
                 continue
             if set.intersection(*(self.postings[w] for w in shared)) != {i}:
                 continue  # another paper's title holds these words too: not this one
