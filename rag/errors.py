@@ -9,17 +9,21 @@ An error carries three things (issue 29):
   line as a command (`Hint.command`: "build it with `rag ingest`"), the page as something to
   act on (`Hint.action`: "build it with the button below", the button shown beside it).
 
-`str(error)` is the problem followed by the command's wording, as `rag` prints it. A raise site
-may pass `hint=` (and `code=`) and write only the problem; one that still ends its message with
-the command itself (as the index, the models and the answerer do today) has that advice read
-back into `hint` here, once, from the patterns in `HINTS` (`Hint.said`), so no caller edits the
-text. The built-in base beside each class (ValueError, RuntimeError) is kept for callers that
-expect it.
+The raise site decides all three: it writes the problem and names the hint (and, for a hint
+that names something of the raise site's, such as its folder or limit, fills `hint_args`):
+
+    raise IndexMissingError(f"no index at {folder}", hint="build_index_at",
+                            hint_args={"index": folder})
+
+`str(error)` is the problem followed by the command's wording, as `rag` prints it. A problem
+that ends a sentence ("m timed out.") gets the hint as a sentence of its own; otherwise the
+hint's joiner goes between them. The built-in base beside each class (ValueError,
+RuntimeError) is kept for callers that expect it.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -27,98 +31,202 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class Hint:
-    """What to do about an error, worded for the command line and for the page."""
+    """What to do about an error, worded for the command line and for the page. Either wording
+    may name `{fields}` the raise site fills (`RagError(hint_args=...)`)."""
 
     command: str  # the CLI's wording: a command to run or a flag to give
-    action: str  # the page's wording: a button, menu or field on the page
-    joiner: str = ": "  # between the problem and either wording
-    said: str = ""  # a regex: the command wording as a message written today ends with it
+    action: str  # the page's wording: a button, menu or field on the page; never a CLI flag
+    joiner: str = ": "  # between the problem and either wording (". ": a sentence of its own)
 
+
+_IN_A_TERMINAL = "rebuild the index in a terminal"
 
 HINTS: dict[str, Hint] = {
-    "build_index": Hint(
-        "build it with `rag ingest`",
-        "build it with the button below",
-        said=r"(?P<joiner>: )build it with `rag ingest[^`]*`$",
+    # The index.
+    "build_index": Hint("build it with `rag ingest`", "build it with the button below"),
+    "build_index_at": Hint(
+        "build it with `rag ingest --index {index}`", "build it with the button below"
     ),
-    "rebuild_index": Hint(
-        "rebuild it with `rag ingest --rebuild`",
-        "rebuild it with `rag ingest --rebuild` in a terminal",
-        said=r"(?P<joiner>: |; |, or )rebuild (?:it )?with `rag ingest --rebuild`$",
-    ),
+    "rebuild_index": Hint("rebuild it with `rag ingest --rebuild`", _IN_A_TERMINAL),
     "rebuild_or_reconfigure": Hint(
         "rebuild it with `rag ingest --rebuild`, or change the configuration back",
         "rebuild it with the button below, or change the configuration back",
-        said=r"(?P<joiner>: )rebuild it with\s+`rag ingest --rebuild`, or change the "
-        r"configuration back$",
     ),
     "refresh_vectors": Hint(
         "`rag ingest` rebuilds it (seconds for the bundled corpus)",
         "the button below rebuilds it (seconds for the bundled corpus)",
-        said=r"(?P<joiner>: )`rag ingest` rebuilds it \(seconds for the bundled corpus\)$",
+    ),
+    "check_or_rebuild": Hint(
+        "check the folder, or rebuild it with `rag ingest --rebuild`",
+        f"check the folder, or {_IN_A_TERMINAL}",
+        joiner="; ",
+    ),
+    "not_a_folder": Hint(
+        "point store.index_dir (--index) at a folder, or move the file away",
+        "point store.index_dir at a folder, or move the file away",
+    ),
+    "index_folder": Hint(
+        "check the path, or point store.index_dir (--index) elsewhere",
+        "check the path, or point store.index_dir elsewhere",
+        joiner="; ",
+    ),
+    "writable_folder": Hint(
+        "give --index (store.index_dir) a folder you can write, or make this one writable",
+        "give store.index_dir a folder you can write, or make this one writable",
+        joiner="; ",
+    ),
+    "read_only_index": Hint(
+        "`rag ingest` needs a writable folder (searching, asking and stats work as it is)",
+        "building it needs a writable folder (searching and asking work as it is)",
+    ),
+    "read_only_lock": Hint(
+        "`rag ingest` needs a writable index folder; searching, asking and stats work on a "
+        "read-only one",
+        "building the index needs a writable folder; searching and asking work on a read-only one",
+    ),
+    "read_only_copy": Hint(
+        "free space in {temp}, or make the folder writable",
+        "free space in {temp}, or make the folder writable",
+        joiner="; ",
+    ),
+    "wait_for_ingest": Hint(
+        "wait for it to finish, or set store.lock_timeout to wait",
+        "wait for it to finish, or set store.lock_timeout to wait",
+        joiner="; ",
+    ),
+    "free_disk": Hint(
+        "free some space and run it again (the index is unchanged)",
+        "free some space and build it again (the index is unchanged)",
+        joiner="; ",
+    ),
+    "start_chroma": Hint(
+        "start it with `chroma run --path DIR --port PORT`, or set store.mode = 'embedded'",
+        "start it with `chroma run --path DIR --port PORT`, or set store.mode = 'embedded'",
+        joiner="; ",
+    ),
+    "chroma_credentials": Hint(
+        "set {token} to its token, or {headers} to the headers it expects (JSON)",
+        "set {token} to its token, or {headers} to the headers it expects (JSON)",
+        joiner="; ",
+    ),
+    # The models.
+    "api_key_or_offline": Hint(
+        "set {variable}, or set llm.base_url to an OpenAI-compatible server, or use "
+        "--config offline",
+        "set {variable}, or set llm.base_url to an OpenAI-compatible server, or choose "
+        "Offline in the model menu",
+    ),
+    "embedding_key": Hint(
+        "set {variable}, or use embedding.provider = 'local'",
+        "set {variable}, or use embedding.provider = 'local'",
+    ),
+    "model_name": Hint(
+        "use 'provider:model', 'auto' or 'offline'",
+        "use 'provider:model', 'auto' or 'offline', or choose another in the model menu",
     ),
     "retry_or_offline": Hint(
-        "Your question and the chat are kept; ask again, or use --config offline.",
-        "Your question and the chat are kept; ask again, or choose Offline in the model menu.",
-        joiner=" ",
-        said=r"(?P<joiner>\s+)Your question and the chat are kept; ask again, or use "
-        r"--config offline\.$",
-    ),
-    "offline": Hint(
-        "use --config offline",
-        "choose Offline in the model menu",
-        joiner=", or ",
-        said=r"(?P<joiner>,? or |; )use --config offline\.?$",
+        "your question and the chat are kept; ask again, or use --config offline",
+        "your question and the chat are kept; ask again, or choose Offline in the model menu",
+        joiner=". ",
     ),
     "compare_offline": Hint(
         "try again, or compare offline with --config offline",
         "try again, or choose Offline in the model menu",
         joiner="; ",
-        said=r"(?P<joiner>; | )[Tt]ry again, or compare offline with --config offline\.?$",
     ),
+    # The question.
+    "ask_a_question": Hint(
+        "type a question about {venue} papers.", "type a question about {venue} papers."
+    ),
+    "shorten_question": Hint(
+        "keep it under {limit}.", "keep it under {limit} characters.", joiner="; "
+    ),
+    # The configuration.
+    "fix_config": Hint(
+        "fix the value where it is set, or give another file with --config",
+        "fix the value where it is set, then reload the page",
+        joiner=". ",
+    ),
+    "toml_file": Hint("give a TOML config file", "point RAG_CONFIG at a TOML config file"),
+    "save_utf8": Hint("save it as UTF-8", "save it as UTF-8", joiner="; "),
+    "json_list": Hint(
+        "give a JSON list, e.g. {name}='[\"data/papers.jsonl\"]'",
+        "give a JSON list, e.g. {name}='[\"data/papers.jsonl\"]'",
+        joiner="; ",
+    ),
+    "json_object": Hint(
+        "give a JSON object, or one key at a time, e.g. {name}__KEY=VALUE",
+        "give a JSON object, or one key at a time, e.g. {name}__KEY=VALUE",
+        joiner="; ",
+    ),
+    "check_variables": Hint("check the RAG_ variables", "check the RAG_ variables", joiner="; "),
 }
 
+_SENTENCE_ENDS = (".", "!", "?")
+_WORDINGS: tuple[Literal["command", "action"], ...] = ("command", "action")
 
-def _read_advice(message: str) -> tuple[str, str, str | None]:
-    """(problem, joiner, hint) of a message that ends with a known command's advice."""
-    for key, hint in HINTS.items():
-        found = re.search(hint.said, message) if hint.said else None
-        if found:
-            return message[: found.start()], found.group("joiner"), key
-    return message, "", None
+
+def _joined(problem: str, hint: Hint, wording: str) -> str:
+    """The problem and a hint's wording: a sentence of its own after a sentence (or where the
+    hint's joiner says so), else after the hint's joiner."""
+    if hint.joiner.strip() == "." or problem.endswith(_SENTENCE_ENDS):
+        head = problem if problem.endswith(_SENTENCE_ENDS) else problem + "."
+        sentence = wording[:1].upper() + wording[1:]
+        return f"{head} {sentence if sentence.endswith(_SENTENCE_ENDS) else sentence + '.'}"
+    return f"{problem}{hint.joiner}{wording}"
 
 
 class RagError(Exception):
-    """Bad input, configuration or environment, as opposed to a bug; printed as one line."""
+    """Bad input, configuration or environment, as opposed to a bug; printed as one line.
+
+    `RagError(problem, code=..., hint=..., hint_args=...)`; a `RagError` given as the problem
+    (one error wrapping another) passes on its problem, code and hint unless given here."""
 
     code = "error"  # each subclass names its own; an instance may be more precise
+    problem: str  # what is wrong and where, without advice
+    hint: str | None  # a key of HINTS, or None: the problem says it all
+    hint_args: dict[str, object]  # the fields the hint's wordings name
 
     def __init__(
-        self, message: object = "", *args: object, code: str | None = None, hint: str | None = None
+        self,
+        problem: object = "",
+        *args: object,
+        code: str | None = None,
+        hint: str | None = None,
+        hint_args: Mapping[str, object] | None = None,
     ) -> None:
-        text = str(message)
-        problem, joiner, said = _read_advice(text)
-        if hint is not None and said is None:  # the raise site wrote only the problem
+        if isinstance(problem, RagError):
+            code = code or problem.code
+            if hint is None:
+                hint, hint_args = problem.hint, problem.hint_args
+            problem = problem.problem
+        self.problem = str(problem)
+        self.hint = hint
+        self.hint_args: dict[str, object] = dict(hint_args or {})
+        if hint is not None:
             if hint not in HINTS:
                 raise KeyError(f"no hint {hint!r} in rag.errors.HINTS")
-            joiner = HINTS[hint].joiner
-            text = f"{problem}{joiner}{HINTS[hint].command}"
-        super().__init__(text, *args)
-        self.message = text  # the problem and the command's wording, as raised
-        self.problem, self.joiner = problem, joiner
-        self.hint: str | None = hint or said
+            for how in _WORDINGS:  # every field the hint names is given
+                self._word(how)
+        self.message = self.worded("command")  # the problem and the command's wording
+        super().__init__(self.message, *args)
         if code is not None:
             self.code = code
 
+    def _word(self, how: Literal["command", "action"]) -> str:
+        assert self.hint is not None
+        template = getattr(HINTS[self.hint], how)
+        try:
+            return str(template.format_map(self.hint_args))
+        except KeyError as e:
+            raise KeyError(f"hint {self.hint!r} needs hint_args[{e}]") from None
+
     def worded(self, how: Literal["command", "action"]) -> str:
-        """The message with its hint worded for the command line (as raised: a command may
-        name the raise site's own folder or flag) or for the page."""
-        if how == "command" or self.hint is None:
-            return self.message
-        wording = HINTS[self.hint].action
-        if not self.joiner.strip():  # a sentence of its own
-            wording = wording[:1].upper() + wording[1:].rstrip(".") + "."
-        return f"{self.problem}{self.joiner}{wording}"
+        """The problem with its hint worded for the command line (a command to run or a flag
+        to give) or for the page (a button or menu to use)."""
+        if self.hint is None:
+            return self.problem
+        return _joined(self.problem, HINTS[self.hint], self._word(how))
 
 
 class LoadError(RagError, ValueError):
@@ -145,13 +253,13 @@ class ConfigError(RagError, ValueError):
 
 
 class ModelError(RagError, RuntimeError):
-    """A model cannot be built or reached; the message names what to set or do."""
+    """A model cannot be built or reached; the hint says what to set or do."""
 
     code = "model_failed"
 
 
 class MultilingualError(ModelError):
-    """The multilingual encoder or its vectors cannot be used; the message says what to do."""
+    """The multilingual encoder or its vectors cannot be used; the hint says what to do."""
 
     code = "multilingual_failed"
 
@@ -163,13 +271,13 @@ class UsageError(RagError, ValueError):
 
 
 class CompareError(RagError, ValueError):
-    """The comparison cannot be made; the message says why and what to do."""
+    """The comparison cannot be made; the message says why, the hint what to do."""
 
     code = "compare_failed"
 
 
 class StoreError(RagError, RuntimeError):
-    """The index cannot be opened or reached; the message says what to do."""
+    """The index cannot be opened or reached; the hint says what to do."""
 
     code = "store_failed"
 
@@ -193,27 +301,20 @@ class StaleVectorsError(IndexMismatchError):
     code = "stale_vectors"
 
 
-# The answerer's errors, told apart by how their message begins (rag.answer.pipeline).
-_ANSWER_CODES = (
-    ("The question is empty", "question_empty"),
-    ("The question is ", "question_too_long"),
-    ("The language model failed", "model_failed"),
-)
-
-
 class AnswerError(RagError, RuntimeError):
-    """The answer could not be produced; the message says what to set or do. `question` is
-    the question asked, kept for asking again."""
+    """The answer could not be produced; the hint says what to set or do. `question` is the
+    question asked, kept for asking again."""
 
     code = "answer_failed"
 
     def __init__(
-        self, message: str, question: str = "", *, code: str | None = None, hint: str | None = None
+        self,
+        problem: object,
+        question: str = "",
+        *,
+        code: str | None = None,
+        hint: str | None = None,
+        hint_args: Mapping[str, object] | None = None,
     ) -> None:
-        if code is None:
-            starts = (c for start, c in _ANSWER_CODES if str(message).startswith(start))
-            code = next(starts, None)
-        super().__init__(message, code=code, hint=hint)
-        if self.hint in ("offline", "retry_or_offline") and code is None:
-            self.code = "model_failed"  # a model that cannot be built or reached
+        super().__init__(problem, code=code, hint=hint, hint_args=hint_args)
         self.question = question

@@ -273,14 +273,14 @@ class _MergedSettings(Settings):
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device never end
-            raise ConfigError(f"{path}: not a regular file; give a TOML config file")
+            raise ConfigError(f"{path}: not a regular file", hint="toml_file")
         return tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the config file: {e.strerror}") from None
     except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text (at byte {e.start}); save it as UTF-8") from None
+        raise ConfigError(f"{path}: not UTF-8 text (at byte {e.start})", hint="save_utf8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
 
@@ -305,7 +305,7 @@ def _describe(
         key = ".".join(loc)
         where = _origin(loc, files) if files is not None else source
         problems.append(f"{where}: {key}: {item['msg']}")
-    return ConfigError("; ".join(problems) or f"{source}: invalid configuration")
+    return ConfigError("; ".join(problems) or f"{source}: invalid configuration", hint="fix_config")
 
 
 def _origin(loc: list[str], files: dict[Path, dict[str, Any]]) -> str:
@@ -332,13 +332,8 @@ def _env_error(error: SettingsError) -> ConfigError:
     name = ENV_PREFIX + field.upper() if field else "a RAG_ variable"
     cause = error.__cause__
     reason = f"not valid JSON ({cause})" if cause else str(error)
-    if field == "corpus":
-        hint = f"""give a JSON list, e.g. {name}='["data/papers.jsonl"]'"""
-    elif field:
-        hint = f"give a JSON object, or one key at a time, e.g. {name}__KEY=VALUE"
-    else:
-        hint = "check the RAG_ variables"
-    return ConfigError(f"{name}: {reason}; {hint}")
+    hint = "json_list" if field == "corpus" else "json_object" if field else "check_variables"
+    return ConfigError(f"{name}: {reason}", hint=hint, hint_args={"name": name})
 
 
 # RAG_ variables the project reads that are not settings.

@@ -61,7 +61,7 @@ def load_model_assistant(settings: Settings, _base: Assistant) -> Assistant:
     try:
         chat_model = make_chat_model(settings.llm)
     except ModelError as e:
-        raise AnswerError(str(e)) from None
+        raise AnswerError(e) from None  # its problem, code and hint
     return Assistant(settings, _base.retriever, chat_model, _base.embeddings)
 
 

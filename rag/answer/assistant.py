@@ -86,9 +86,10 @@ class Assistant:
         """One clear sentence saying what failed and what to set; the question is kept."""
         said = model_error_message(error, self.settings.llm, self.model)
         return AnswerError(
-            f"The language model failed: {said} Your question and the chat are kept; ask "
-            "again, or use --config offline.",
+            f"The language model failed: {said}",
             question,
+            code="model_failed",
+            hint="retry_or_offline",
         )
 
     def stats(self) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def open_assistant(
         try:
             chat_model = make_chat_model(settings.llm)
         except ModelError as e:
-            raise AnswerError(str(e)) from None
+            raise AnswerError(e) from None  # its problem, code and hint
     embeddings = embeddings or make_embeddings(settings.embedding)
     return Assistant(settings, open_retriever(settings, embeddings), chat_model, embeddings)
 

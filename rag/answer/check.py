@@ -59,9 +59,10 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
     """The model's reply with its markers checked and each cited claim's quote and support."""
     if not text.strip():
         raise AnswerError(
-            f"The language model failed: {assistant.model} returned an empty answer. Your "
-            "question and the chat are kept; ask again, or use --config offline.",
+            f"The language model failed: {assistant.model} returned an empty answer.",
             turn.question,
+            code="model_failed",
+            hint="retry_or_offline",
         )
     citable = turn.citable if turn.citable is not None else len(turn.sources)
     checked = check_citations(text, set(range(1, citable + 1)))

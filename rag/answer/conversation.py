@@ -47,11 +47,19 @@ def question_text(question: str) -> str:
     """The question without its outer spaces; an empty or too long one is refused."""
     text = question.strip() if isinstance(question, str) else ""
     if not text:
-        raise AnswerError(f"The question is empty: type a question about {VENUE.label} papers.")
+        raise AnswerError(
+            "The question is empty",
+            code="question_empty",
+            hint="ask_a_question",
+            hint_args={"venue": VENUE.label},
+        )
     if len(text) > MAX_QUESTION_CHARS:
         raise AnswerError(
-            f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.",
+            f"The question is {len(text)} characters long",
             question,
+            code="question_too_long",
+            hint="shorten_question",
+            hint_args={"limit": MAX_QUESTION_CHARS},
         )
     return text
 

@@ -127,7 +127,7 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
     try:
         chat_model = make_chat_model(settings.llm)
     except ModelError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e) from None  # its problem, code and hint
     try:
         table = compare_papers(
             papers,
@@ -137,7 +137,7 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
             llm=settings.llm,
         )
     except CompareError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e) from None  # its problem, code and hint
     if args.json:
         print(json_line(table.as_json()))
         return 0

@@ -316,8 +316,9 @@ def compare_with_model(
         )
     except Exception as e:
         raise CompareError(
-            f"the language model failed: {model_error_message(e, llm, name)} "
-            "Try again, or compare offline with --config offline."
+            f"the language model failed: {model_error_message(e, llm, name)}",
+            code="model_failed",
+            hint="compare_offline",
         ) from None
     content = without_surrogates(
         reply.content if isinstance(reply.content, str) else str(reply.content)
@@ -347,8 +348,9 @@ def parse_reply(content: str, count: int) -> dict[str, list[str]]:
         data = None
     if not isinstance(data, dict):
         raise CompareError(
-            "the language model did not reply with the JSON table it was asked for; "
-            "try again, or compare offline with --config offline"
+            "the language model did not reply with the JSON table it was asked for",
+            code="model_reply_unreadable",
+            hint="compare_offline",
         )
     table: dict[str, list[str]] = {}
     for aspect, _ in ASPECTS:

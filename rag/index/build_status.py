@@ -163,8 +163,9 @@ def recording_build(
     except OSError as e:  # the first write of a build: a read-only folder or mount shows here
         raise StoreError(
             f"cannot write in {path.parent} ({e.strerror}): the index "
-            f"{settings.store.index_dir.name} and its build record go there; give --index "
-            "(store.index_dir) a folder you can write, or make this one writable"
+            f"{settings.store.index_dir.name} and its build record go there",
+            code="read_only",
+            hint="writable_folder",
         ) from None
     try:
         yield record

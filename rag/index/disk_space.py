@@ -44,8 +44,9 @@ class SpaceReserve:
                 free = shutil.disk_usage(self.folder).free
                 raise StoreError(
                     f"the disk of {self.folder} has {free / 2**20:.1f} MB free: an ingest "
-                    f"needs at least {self.size / 2**20:.0f} MB to write safely; free some "
-                    "space and run it again (the index is unchanged)"
+                    f"needs at least {self.size / 2**20:.0f} MB to write safely",
+                    code="disk_full",
+                    hint="free_disk",
                 ) from None
             raise
         return self

@@ -32,21 +32,20 @@ def ingest_lock(settings: Settings) -> Iterator[None]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise StoreError(
-            f"cannot create the index folder {path.parent} ({reason(e)}); check the path, "
-            "or point store.index_dir (--index) elsewhere"
+            f"cannot create the index folder {path.parent} ({reason(e)})", hint="index_folder"
         ) from None
     lock = FileLock(str(path), timeout=settings.store.lock_timeout)
     try:
         lock.acquire()
     except Timeout:
         raise StoreError(
-            f"another `rag ingest` is writing to {describe_store(settings)} (lock {path}); "
-            "wait for it to finish, or set store.lock_timeout to wait"
+            f"another `rag ingest` is writing to {describe_store(settings)} (lock {path})",
+            code="index_busy",
+            hint="wait_for_ingest",
         ) from None
     except OSError as e:  # a read-only folder (or mount), no space for the lock file
         raise StoreError(
-            f"cannot write to {path.parent} ({reason(e)}): `rag ingest` needs a writable "
-            "index folder; searching, asking and stats work on a read-only one"
+            f"cannot write to {path.parent} ({reason(e)})", code="read_only", hint="read_only_lock"
         ) from None
     try:
         yield

@@ -82,8 +82,8 @@ class MultilingualIndex:
             raise MultilingualError(
                 f"the multilingual vectors were built with {have.get('embedding_model')} "
                 f"(weights {str(have.get('weights_sha256'))[:12]}), but this installation has "
-                f"{want['embedding_model']} (weights {want['weights_sha256'][:12]}): rebuild "
-                "with `rag ingest --rebuild`"
+                f"{want['embedding_model']} (weights {want['weights_sha256'][:12]})",
+                hint="rebuild_index",
             )
 
     def drop(self) -> None:

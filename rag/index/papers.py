@@ -153,7 +153,7 @@ class PaperIndex:
         except Exception as e:
             if is_not_found(e):
                 raise IndexMissingError(
-                    f"no index in {describe_store(self.settings)}: build it with `rag ingest`"
+                    f"no index in {describe_store(self.settings)}", hint="build_index"
                 ) from None
             raise store_error(self.settings, e) from None
 
@@ -186,13 +186,13 @@ class PaperIndex:
             if have.differs_only_in_vectors(want):
                 raise StaleVectorsError(
                     f"the index in {where} holds {have.vectors} vectors, but the configuration "
-                    f"asks for {want.vectors} vectors: `rag ingest` rebuilds it (seconds for "
-                    "the bundled corpus)"
+                    f"asks for {want.vectors} vectors",
+                    hint="refresh_vectors",
                 )
             raise IndexMismatchError(
                 f"the index in {where} was built with {have.describe()}, but the "
-                f"configuration asks for {want.describe()}: rebuild it with "
-                "`rag ingest --rebuild`, or change the configuration back"
+                f"configuration asks for {want.describe()}",
+                hint="rebuild_or_reconfigure",
             )
 
     # Collections, for `rag.index.ingest` ----------------------------------------------------

@@ -67,19 +67,23 @@ def make_client(settings: Settings, create: bool = False) -> Any:
             if is_auth_error(e):
                 raise StoreError(
                     f"the Chroma server at {server_url(settings)} refused the credentials "
-                    f"({reason(e)}); set {store.auth_token_env} to its token, or "
-                    f"{store.headers_env} to the headers it expects (JSON)"
+                    f"({reason(e)})",
+                    code="store_refused",
+                    hint="chroma_credentials",
+                    hint_args={"token": store.auth_token_env, "headers": store.headers_env},
                 ) from None
             raise StoreError(
-                f"cannot reach the Chroma server at {server_url(settings)} ({reason(e)}); "
-                "start it with `chroma run --path DIR --port PORT`, or set store.mode = "
-                "'embedded'"
+                f"cannot reach the Chroma server at {server_url(settings)} ({reason(e)})",
+                code="store_unreachable",
+                hint="start_chroma",
             ) from None
     path = store.index_dir / "chroma"
     check_not_a_file(store.index_dir)
     if not create and not (path / "chroma.sqlite3").exists():
         raise IndexMissingError(
-            f"no index at {store.index_dir}: build it with `rag ingest --index {store.index_dir}`"
+            f"no index at {store.index_dir}",
+            hint="build_index_at",
+            hint_args={"index": store.index_dir},
         )
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -88,8 +92,9 @@ def make_client(settings: Settings, create: bool = False) -> Any:
         if not _writable(path):
             if create:
                 raise StoreError(
-                    f"the index at {store.index_dir} is read-only: `rag ingest` needs a "
-                    "writable folder (searching, asking and stats work as it is)"
+                    f"the index at {store.index_dir} is read-only",
+                    code="read_only",
+                    hint="read_only_index",
                 )
             # Chroma writes to its database even to read it; a private copy is searched.
             path = _read_only_copy(path)
@@ -98,8 +103,7 @@ def make_client(settings: Settings, create: bool = False) -> Any:
         raise
     except Exception as e:
         raise StoreError(
-            f"cannot open the index at {store.index_dir} ({reason(e)}); check the folder, or "
-            "rebuild it with `rag ingest --rebuild`"
+            f"cannot open the index at {store.index_dir} ({reason(e)})", hint="check_or_rebuild"
         ) from None
 
 
@@ -186,17 +190,17 @@ def _read_only_copy(path: Path) -> Path:
     except OSError as e:
         raise StoreError(
             f"the index at {path.parent} is read-only and cannot be copied to read it "
-            f"({reason(e)}); free space in {tempfile.gettempdir()}, or make the folder writable"
+            f"({reason(e)})",
+            code="read_only",
+            hint="read_only_copy",
+            hint_args={"temp": tempfile.gettempdir()},
         ) from None
     return copy
 
 
 def check_not_a_file(folder: Path) -> None:
     if folder.exists() and not folder.is_dir():
-        raise StoreError(
-            f"{folder} is a file, not a folder: point store.index_dir (--index) at a "
-            "folder, or move the file away"
-        )
+        raise StoreError(f"{folder} is a file, not a folder", hint="not_a_folder")
 
 
 def server_url(settings: Settings) -> str:

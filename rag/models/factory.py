@@ -35,8 +35,9 @@ def make_embeddings(settings: EmbeddingSettings) -> Embeddings:
     key = _api_key(settings.api_key_env)
     if not key and not settings.base_url:
         raise ModelError(
-            f"embedding.provider = 'openai' needs an API key: set {settings.api_key_env}, "
-            "or use embedding.provider = 'local'"
+            "embedding.provider = 'openai' needs an API key",
+            hint="embedding_key",
+            hint_args={"variable": settings.api_key_env},
         )
     # By the fields' aliases (base_url, api_key), which the pydantic plugin does not accept
     # as keywords.
@@ -89,12 +90,14 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel | None:
         return None
     provider, _, model = name.partition(":")
     if not model:
-        raise ModelError(f"llm.model = {name!r}: use 'provider:model', 'auto' or 'offline'")
+        raise ModelError(f"llm.model = {name!r}", code="bad_model_name", hint="model_name")
     key = _api_key(settings.api_key_env)
     if not key and provider == "openai" and not settings.base_url:
         raise ModelError(
-            f"llm.model = {name!r} needs an API key: set {settings.api_key_env}, "
-            "or set llm.base_url to an OpenAI-compatible server, or use --config offline"
+            f"llm.model = {name!r} needs an API key",
+            code="no_api_key",
+            hint="api_key_or_offline",
+            hint_args={"variable": settings.api_key_env},
         )
     from langchain.chat_models import init_chat_model
 
