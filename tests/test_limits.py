@@ -136,9 +136,12 @@ def test_a_bad_value_names_the_file_that_set_it(tmp_path: Path) -> None:
     user.write_text("[retrieval]\nk = 0\n[llm]\ntimeout = -1\n")
     with pytest.raises(ConfigError) as e:
         get_settings(user)
-    assert str(e.value) == (
+    assert e.value.problem == (
         f"{user}: retrieval.k: Input should be greater than or equal to 1; "
         f"{user}: llm.timeout: Input should be greater than 0"
+    )
+    assert str(e.value) == (
+        f"{e.value.problem}. Fix the value where it is set, or give another file with --config."
     )
 
 

@@ -45,8 +45,9 @@ def test_a_marker_is_held_back_until_it_is_complete_and_followed() -> None:
 
 
 def test_page_errors_point_at_the_model_menu() -> None:
-    message = "The language model failed: ... Your question and the chat are kept; ask again, "
-    error = AnswerError(message + "or use --config offline.", "q")
+    error = AnswerError(
+        "The language model failed: ...", "q", code="model_failed", hint="retry_or_offline"
+    )
     assert error.hint == "retry_or_offline" and error.code == "model_failed"
     assert str(error).endswith("or use --config offline.")  # as the command line says it
     shown = plain(escape_message(error))

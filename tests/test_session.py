@@ -12,6 +12,7 @@ from rag.errors import (
     CompareError,
     IndexMismatchError,
     IndexMissingError,
+    ModelError,
     RagError,
     StaleVectorsError,
     StoreError,
@@ -80,67 +81,89 @@ KEPT = "Your question and the chat are kept; ask again, or use --config offline.
 
 
 @pytest.mark.parametrize(
-    ("error", "code", "hint", "page"),
+    ("error", "code", "hint", "command", "page"),
     [
         (
-            AnswerError(f"The language model failed: m timed out. {KEPT}", "q"),
+            AnswerError(
+                "The language model failed: m timed out.",
+                "q",
+                code="model_failed",
+                hint="retry_or_offline",
+            ),
             "model_failed",
             "retry_or_offline",
+            f"The language model failed: m timed out. {KEPT}",
             "The language model failed: m timed out. Your question and the chat are kept; "
             "ask again, or choose Offline in the model menu.",
         ),
         (
-            AnswerError("llm.model = 'openai:m' needs an API key: set K, or use --config offline"),
-            "model_failed",
-            "offline",
-            "llm.model = 'openai:m' needs an API key: set K, or choose Offline in the model menu",
+            AnswerError(
+                ModelError(
+                    "llm.model = 'openai:m' needs an API key",
+                    code="no_api_key",
+                    hint="api_key_or_offline",
+                    hint_args={"variable": "K"},
+                )
+            ),
+            "no_api_key",
+            "api_key_or_offline",
+            "llm.model = 'openai:m' needs an API key: set K, or set llm.base_url to an "
+            "OpenAI-compatible server, or use --config offline",
+            "llm.model = 'openai:m' needs an API key: set K, or set llm.base_url to an "
+            "OpenAI-compatible server, or choose Offline in the model menu",
         ),
         (
-            IndexMissingError("no index at /x: build it with `rag ingest --index /x`"),
+            IndexMissingError("no index at /x", hint="build_index_at", hint_args={"index": "/x"}),
             "no_index",
-            "build_index",
+            "build_index_at",
+            "no index at /x: build it with `rag ingest --index /x`",
             "no index at /x: build it with the button below",
         ),
         (
             IndexMismatchError(
-                "built with A, but the configuration asks for B: rebuild it with "
-                "`rag ingest --rebuild`, or change the configuration back"
+                "built with A, but the configuration asks for B", hint="rebuild_or_reconfigure"
             ),
             "index_mismatch",
             "rebuild_or_reconfigure",
+            "built with A, but the configuration asks for B: rebuild it with "
+            "`rag ingest --rebuild`, or change the configuration back",
             "built with A, but the configuration asks for B: rebuild it with the button below, "
             "or change the configuration back",
         ),
         (
-            StaleVectorsError(
-                "holds int8 vectors: `rag ingest` rebuilds it (seconds for the bundled corpus)"
-            ),
+            StaleVectorsError("holds int8 vectors", hint="refresh_vectors"),
             "stale_vectors",
             "refresh_vectors",
+            "holds int8 vectors: `rag ingest` rebuilds it (seconds for the bundled corpus)",
             "holds int8 vectors: the button below rebuilds it (seconds for the bundled corpus)",
         ),
         (
-            CompareError(
-                "the model failed: m timed out. Try again, or compare offline with "
-                "--config offline."
-            ),
+            CompareError("the model failed: m timed out.", hint="compare_offline"),
             "compare_failed",
             "compare_offline",
+            "the model failed: m timed out. Try again, or compare offline with --config offline.",
             "the model failed: m timed out. Try again, or choose Offline in the model menu.",
         ),
         (
-            AnswerError("The question is 5000 characters long; keep it under 4000.", "q"),
+            AnswerError(
+                "The question is 5000 characters long",
+                "q",
+                code="question_too_long",
+                hint="shorten_question",
+                hint_args={"limit": 4000},
+            ),
             "question_too_long",
-            None,
+            "shorten_question",
             "The question is 5000 characters long; keep it under 4000.",
+            "The question is 5000 characters long; keep it under 4000 characters.",
         ),
     ],
 )
 def test_errors_carry_a_code_and_a_hint_worded_for_each_caller(
-    error: RagError, code: str, hint: str | None, page: str
+    error: RagError, code: str, hint: str, command: str, page: str
 ) -> None:
     assert (error.code, error.hint) == (code, hint)
-    assert error.worded("command") == str(error)  # the command line says it as raised
+    assert error.worded("command") == str(error) == command  # as the command line says it
     assert error.worded("action") == page
     assert "\n" not in str(error) and "--config" not in page and "rag ingest" not in page
 
