@@ -104,6 +104,16 @@ HINTS: dict[str, Hint] = {
         "start it with `chroma run --path DIR --port PORT`, or set store.mode = 'embedded'",
         joiner="; ",
     ),
+    "check_chroma": Hint(
+        "check that it is running (`chroma run --path DIR --port PORT`)",
+        "check that it is running (`chroma run --path DIR --port PORT`)",
+        joiner="; ",
+    ),
+    "finish_after_disk_full": Hint(
+        "free some space and run the same command again to finish",
+        "free some space and build the index again to finish",
+        joiner="; ",
+    ),
     "chroma_credentials": Hint(
         "set {token} to its token, or {headers} to the headers it expects (JSON)",
         "set {token} to its token, or {headers} to the headers it expects (JSON)",

@@ -222,8 +222,9 @@ def _after_disk_full(index: PaperIndex, error: Exception) -> StoreError:
         index.chunks.count()
     return StoreError(
         f"no space left on the disk of {folder} while writing the index: the papers stored "
-        "are kept and the index opens; free some space and run the same command again "
-        "to finish"
+        "are kept and the index opens",
+        code="disk_full",
+        hint="finish_after_disk_full",
     )
 
 

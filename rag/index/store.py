@@ -242,8 +242,9 @@ def store_error(settings: Settings, error: Exception) -> StoreError:
     """A failed read or write of an open store, as a message that says what to check."""
     if settings.store.mode == "http":
         return StoreError(
-            f"the Chroma server at {server_url(settings)} failed ({reason(error)}); "
-            "check that it is running (`chroma run --path DIR --port PORT`)"
+            f"the Chroma server at {server_url(settings)} failed ({reason(error)})",
+            code="store_unreachable",
+            hint="check_chroma",
         )
     return StoreError(f"the index at {describe_store(settings)} failed: {reason(error)}")
 
