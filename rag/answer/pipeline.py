@@ -32,7 +32,7 @@ from rag.answer.citations import Citation, CitedAnswer, cite, numbered
 from rag.answer.counts import count_answer
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.followup import follow_up
-from rag.answer.judge import Judge, Verdict, verdict_fields
+from rag.answer.judge import Judge, Verdict, kept, verdict_fields
 from rag.answer.model_judge import ModelJudge
 from rag.answer.model_reply import checked_answer, fit_prompt
 from rag.answer.prompts import answer_messages, rewrite_messages
@@ -259,10 +259,17 @@ def _prepare(
     if unknown is not None:
         turn.result = name_refusal(question, standalone, unknown, sources, assistant)
         return turn
-    # Which candidates belong, and whether any does (rag.answer.judge).
-    turn.verdict = _judge(assistant, budget).judge(intent, sources)
+    # Which candidates belong, and whether any does (rag.answer.judge); the offline judge
+    # checks more candidates for a list than the sources setting shows (list_pool).
+    judge, wanted = _judge(assistant, budget), k or assistant.settings.retrieval.k
+    pool = assistant.retriever.calibration.list_pool
+    if intent.listing and judge is assistant.judge and pool > wanted:
+        sources = assistant.retriever.search(standalone, k=pool, filters=filters)
+    turn.verdict = judge.judge(intent, sources)
+    if len(sources) > wanted:
+        turn.sources, turn.verdict = kept(turn.verdict, sources, wanted)
     if not turn.verdict.answers:
-        turn.result = abstention(question, standalone, sources, assistant)
+        turn.result = abstention(question, standalone, turn.sources, assistant)
         turn.result.scope_note = note
         return turn
     if assistant.chat_model is not None:
