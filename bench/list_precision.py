@@ -3,38 +3,46 @@
     python -m bench.list_precision --index DIR [--questions data/eval/list_questions.jsonl]
 
 For each question, at 5 and 10 sources: precision = cited gold papers / cited papers, recall =
-cited gold papers / min(|gold|, k); averaged over the questions. The answers are written twice
-in the same run, with no cut (every paper above the relevance threshold, as before) and with
-the configured cut (`Calibration.list_min_coverage` and `list_subject_margin`,
-rag.answer.list_cut). The sweep below them computes which papers a list names from the same
-parts without writing the answers (it agrees with the written answers), with a held-out
-split: odd-numbered questions (the fit: the most precise pair with R@10 >= 0.80 there) |
-even ones.
+cited gold papers / min(|gold|, k); averaged over the questions. The answers are written with
+no cut (every paper above the relevance threshold among the k retrieved) and with the
+configured judge (rag.answer.list_cut: `Calibration.list_min_coverage`,
+`list_closeness_weight`, `list_lead`, `list_pool`), then with each constant moved.
+
+The questions have no split field, so they are split by id: the odd-numbered ids (list-001,
+list-003, ...) are the tune half the constants are fitted on (the most precise at 10 with
+R@10 >= 0.80 there), the even-numbered ones are held out and reported apart.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rag.answer.list_cut import subject_closeness
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.lang.gloss import english_query
-from rag.lang.question_kind import list_subject
 from rag.settings import get_settings
 
 DEFAULT = Path("data/eval/list_questions.jsonl")
-# (list_min_coverage, list_subject_margin); coverage 0 is no cut, margin -1 is coverage alone.
-SWEEP = [(0.0, -1.0)] + [
-    (cut, margin)
-    for cut in (0.45, 0.6, 0.7, 0.8, 1.01)
-    for margin in (-1.0, 0.05, 0.1, 0.15, 0.2, 0.3)
-]
-Cut = tuple[float, float]
 Pair = tuple[float, float]
+NO_CUT = {"list_min_coverage": float("-inf"), "list_pool": 0}
+# Each constant moved alone from the configured value.
+MOVES = [
+    {"list_min_coverage": 0.3},
+    {"list_min_coverage": 0.45},
+    {"list_closeness_weight": 1.5},
+    {"list_closeness_weight": 2.5},
+    {"list_lead": 5},
+    {"list_pool": 30},
+]
+
+
+def tuned(row: dict[str, Any]) -> bool:
+    """The tune half: odd-numbered ids (list-001, list-003, ...); the rest is held out."""
+    found = re.search(r"(\d+)$", str(row.get("id", "")))
+    return found is not None and int(found.group(1)) % 2 == 1
 
 
 def score(cited: set[str], gold: set[str], k: int) -> Pair:
@@ -47,58 +55,43 @@ def mean(pairs: list[Pair]) -> Pair:
     return sum(p for p, _ in pairs) / n, sum(r for _, r in pairs) / n
 
 
-def written(assistant: Assistant, rows: list[dict[str, Any]], k: int, cut: Cut) -> list[Pair]:
-    """(precision, recall) per question of the offline answers, with the cut `cut`."""
+def written(
+    assistant: Assistant, rows: list[dict[str, Any]], k: int, change: dict[str, Any]
+) -> list[Pair]:
+    """(precision, recall) per question of the offline answers, with the constants `change`d."""
     retriever = assistant.retriever
-    retriever.calibration = replace(
-        retriever.calibration, list_min_coverage=cut[0], list_subject_margin=cut[1]
-    )
-    return [
-        score(
-            {c.paper_id for c in answer(row["question"], assistant=assistant, k=k).citations},
-            set(row["gold_ids"]),
-            k,
-        )
-        for row in rows
-    ]
+    saved = retriever.calibration
+    retriever.calibration = replace(saved, **change)
+    try:
+        return [
+            score(
+                {c.paper_id for c in answer(row["question"], assistant=assistant, k=k).citations},
+                set(row["gold_ids"]),
+                k,
+            )
+            for row in rows
+        ]
+    finally:
+        retriever.calibration = saved
 
 
-def swept(assistant: Assistant, rows: list[dict[str, Any]], k: int) -> dict[Cut, list[Pair]]:
-    """The papers a list names under each cut of `SWEEP`, from the parts of the cut."""
-    retriever = assistant.retriever
-    found: dict[Cut, list[Pair]] = {cut: [] for cut in SWEEP}
-    for row in rows:
-        sources = retriever.search(row["question"], k=k)
-        scores = retriever.paper_relevance(row["question"], sources)
-        subject = list_subject(english_query(row["question"]))
-        shares = retriever.coverage(subject, sources)
-        close = subject_closeness(subject, sources, assistant.sentence_embeddings)
-        top = max(close, default=0.0)
-        for cut, margin in SWEEP:
-            cited = {
-                s.paper.id
-                for n, (s, rel, share, near) in enumerate(
-                    zip(sources, scores, shares, close, strict=True)
-                )
-                if n == 0 or (rel >= retriever.threshold and (share >= cut or near >= top - margin))
-            }
-            found[(cut, margin)].append(score(cited, set(row["gold_ids"]), k))
-    return found
-
-
-def line(label: str, five: list[Pair], ten: list[Pair]) -> str:
+def line(label: str, rows: list[dict[str, Any]], five: list[Pair], ten: list[Pair]) -> str:
+    parts = []
+    for keep in (True, False):
+        picked = [n for n, row in enumerate(rows) if tuned(row) is keep]
+        (p5, r5), (p10, r10) = mean([five[n] for n in picked]), mean([ten[n] for n in picked])
+        parts.append(f"{100 * p5:5.1f} {100 * r5:5.1f} {100 * p10:5.1f} {100 * r10:5.1f}")
     (p5, r5), (p10, r10) = mean(five), mean(ten)
-    odd, even = mean(ten[0::2]), mean(ten[1::2])
-    return (
-        f"{label:<26} {p5:6.3f} {r5:6.3f} {p10:6.3f} {r10:6.3f}   "
-        f"({odd[0]:.3f} {odd[1]:.3f} | {even[0]:.3f} {even[1]:.3f})"
-    )
+    every = f"{100 * p5:5.1f} {100 * r5:5.1f} {100 * p10:5.1f} {100 * r10:5.1f}"
+    return f"{label:<34} {parts[0]} | {parts[1]} | {every}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--questions", type=Path, action="append")
+    parser.add_argument("--moves", action="store_true", help="also move each constant alone")
+    parser.add_argument("--show", action="store_true", help="per question, at 10")
     args = parser.parse_args(argv)
     rows = [
         json.loads(text)
@@ -111,15 +104,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     assistant = open_assistant(settings)
     c = assistant.retriever.calibration
-    configured = (c.list_min_coverage, c.list_subject_margin)
-    print(f"{len(rows)} list questions; (list_min_coverage, list_subject_margin) = {configured}")
-    print(f"{'':<26} {'P@5':>6} {'R@5':>6} {'P@10':>6} {'R@10':>6}   (odd | even, at 10)")
-    written_cuts = (("answers, no cut", (0.0, -1.0)), (f"answers, cut {configured}", configured))
-    for label, cut in written_cuts:
-        print(line(label, *(written(assistant, rows, k, cut) for k in (5, 10))))
-    five, ten = swept(assistant, rows, 5), swept(assistant, rows, 10)
-    for cut in SWEEP:
-        print(line(f"sweep, cut {cut}", five[cut], ten[cut]))
+    configured = {
+        "list_min_coverage": c.list_min_coverage,
+        "list_closeness_weight": c.list_closeness_weight,
+        "list_lead": c.list_lead,
+        "list_pool": c.list_pool,
+    }
+    halves = sum(map(tuned, rows)), sum(not tuned(row) for row in rows)
+    print(f"{len(rows)} list questions (tune {halves[0]} | held-out {halves[1]}); {configured}")
+    head = "P@5   R@5  P@10  R@10"
+    print(f"{'':<34} {head:<23} | {head:<23} | {head} (tune | held-out | all)")
+    runs = [("answers, no cut", NO_CUT), ("answers, configured", {})]
+    if args.moves:
+        runs += [(", ".join(f"{k}={v}" for k, v in m.items()), m) for m in MOVES]
+    for label, change in runs:
+        five, ten = (written(assistant, rows, k, change) for k in (5, 10))
+        print(line(label, rows, five, ten))
+        if args.show and not change:
+            for row, (p, r) in zip(rows, ten, strict=True):
+                half = "tune" if tuned(row) else "held"
+                print(f"    {row['id']} {half} P@10 {p:.2f} R@10 {r:.2f}  {row['question']}")
     return 0
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from rag.answer.judge import Judged, Verdict, kept
+from rag.answer.list_cut import subject_shares
 from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.lang.question_kind import is_list_request, list_subject
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
+from rag.types import Paper, RetrievedPaper
 
 FLEXPREFILL = "OfjIlbelrT"
 
@@ -54,6 +57,38 @@ def test_a_list_stops_where_its_subject_stops(corpus: Assistant) -> None:
     # "sequences") is kept by its closeness to the subject; papers about neither go.
     assert FLEXPREFILL in cited
     assert len(cited) < len(result.sources) == 10
+    # More candidates were checked than the sources setting shows; those cited come first.
+    assert result.checked == corpus.retriever.calibration.list_pool > 10
+    assert [c.n for c in result.citations] == list(range(1, len(cited) + 1))
+
+
+def retrieved(pid: str, abstract: str) -> RetrievedPaper:
+    return RetrievedPaper(Paper(id=pid, title=pid, abstract=abstract), 1.0, 1.0)
+
+
+def test_the_subjects_terms_weigh_as_much_as_the_leading_papers_hold_them() -> None:
+    sources = [
+        retrieved("a", "Machine unlearning for language models."),
+        retrieved("b", "We evaluate unlearning."),
+        retrieved("c", "A benchmark of machine translation."),
+    ]
+    shares = subject_shares("evaluate machine unlearning", sources, lambda t: 1.0, lead=2)
+    # "unlearning" is held by both leading papers, "machine" and "evaluate" by one each.
+    assert shares == [0.75, 0.75, 0.25]
+
+
+def test_a_list_keeps_the_papers_that_belong_first_up_to_k() -> None:
+    sources = [retrieved(pid, "") for pid in "abcde"]
+    flags = (True, False, True, False, True)
+    verdict = Verdict(
+        tuple(Judged(s.paper.id, f, 0.5, "") for s, f in zip(sources, flags, strict=True)),
+        answers=True,
+        by="offline",
+    )
+    shown, narrowed = kept(verdict, sources, 4)
+    assert [s.paper.id for s in shown] == ["a", "c", "e", "b"]
+    assert narrowed.belongs == (True, True, True, False)
+    assert (narrowed.checked, narrowed.matched) == (5, 3)
 
 
 def test_a_chinese_list_question_gets_a_list(corpus: Assistant) -> None:

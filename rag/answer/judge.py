@@ -8,13 +8,15 @@ how many candidates were checked and how many belong, so a reader knows what was
 `OfflineJudge` reads the signals the index has: a paper the question names and retrieval put
 first belongs, whatever the phrasing ("explain BodyGen in simple terms", "FlexPrefill 的方法
 是什么？"); a list keeps the papers about its subject (`rag.answer.list_cut`); any other paper
-belongs when its relevance clears the calibrated threshold.
+belongs when its relevance clears the calibrated threshold. A list is judged over
+`Calibration.list_pool` candidates, more than the sources setting shows (`kept`): "checked
+20, 7 match".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from langchain_core.embeddings import Embeddings
@@ -51,6 +53,7 @@ class Verdict:
     answers: bool  # anything answers the question (False: the answer abstains)
     by: str  # "offline" or the model that judged
     named: NameMatch | None = None  # the paper the question names, when retrieval put it first
+    pool: int = 0  # candidates checked, when more than `judged` keeps (`kept`)
 
     @property
     def belongs(self) -> tuple[bool, ...]:
@@ -58,7 +61,7 @@ class Verdict:
 
     @property
     def checked(self) -> int:
-        return len(self.judged)
+        return max(len(self.judged), self.pool)
 
     @property
     def matched(self) -> int:
@@ -102,6 +105,17 @@ class OfflineJudge:
         )
         answers = by_name or self.retriever.is_relevant(question, sources)
         return Verdict(judged, answers=answers, by="offline", named=named)
+
+
+def kept(
+    verdict: Verdict, candidates: Sequence[RetrievedPaper], k: int
+) -> tuple[list[RetrievedPaper], Verdict]:
+    """A list checked more candidates than the sources setting `k` shows: those judged to
+    belong first (in their retrieved order), then the others, `k` in all; the verdict keeps
+    how many were checked."""
+    order = sorted(range(len(candidates)), key=lambda i: not verdict.judged[i].belongs)[:k]
+    judged = tuple(verdict.judged[i] for i in order)
+    return [candidates[i] for i in order], replace(verdict, judged=judged, pool=verdict.checked)
 
 
 def verdict_fields(verdict: Verdict | None, intent: Intent | None, question: str) -> dict[str, Any]:

@@ -1,26 +1,36 @@
-"""Where a list answer stops: which retrieved papers a "Which papers ...?" question names.
+"""Where a list answer stops: which candidates a "Which papers ...?" question names.
 
-The sources setting is a maximum, not a quota. A paper is listed when its relevance clears
-the abstention threshold and it is about the list's subject (`list_subject`: the words after
-"Which papers study", "Any work on", "哪些论文…" read through the gloss): its title and
-abstract hold at least `Calibration.list_min_coverage` of the subject's terms, weighted by
-rarity, or, for a paraphrase that shares few of them (FlexPrefill's abstract says neither
-"cheaper" nor "sequences"), its title or one of its sentences is within
-`Calibration.list_subject_margin` of the best such cosine among the retrieved papers. The
-first paper is always listed. Both constants are fitted by bench/list_precision.py.
+The sources setting is a maximum, not a quota: a list checks `Calibration.list_pool`
+candidates and names those about its subject, up to the sources setting. A paper is listed
+when its relevance clears the abstention threshold and it is about the list's subject
+(`list_subject`: the words after "Which papers study", "Any work on", "哪些论文…" read
+through the gloss), by two signals added up:
+
+- the share of the subject's terms its title and abstract hold, each term weighted by its
+  rarity and by how many of the `list_lead` leading candidates hold it (`subject_shares`):
+  a term the leading papers share is the subject ("unlearning", "speculative"); one they
+  lack is the question's phrasing ("make", "outputs", a gloss's extra sense "buffer");
+- how far its title or best sentence is from the best such cosine among the candidates
+  (`subject_closeness`), times `list_closeness_weight`: a paraphrase that shares few terms
+  (FlexPrefill's abstract says neither "cheaper" nor "sequences") is kept by its closeness.
+
+share - list_closeness_weight x (best closeness - its closeness) >= list_min_coverage. The
+first paper is always listed. The constants are fitted by bench/list_precision.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.support import spell_out
+from rag.common.lexical import terms
 from rag.common.similarity import unit_rows
 from rag.index.chunking import sentences
+from rag.index.papers import PaperIndex
 from rag.lang.gloss import english_query
 from rag.lang.question_kind import list_subject
 from rag.retrieval.calibration import Calibration
@@ -37,7 +47,8 @@ class ListRelevance(Protocol):
 
     def paper_relevance(self, query: str, results: list[RetrievedPaper]) -> list[float]: ...
 
-    def coverage(self, query: str, results: list[RetrievedPaper]) -> list[float]: ...
+    @property
+    def index(self) -> PaperIndex: ...  # its keyword index gives the terms' rarity
 
 
 def subject_closeness(
@@ -64,6 +75,21 @@ def subject_closeness(
     return best
 
 
+def subject_shares(
+    subject: str, sources: Sequence[RetrievedPaper], idf: Callable[[str], float], lead: int
+) -> list[float]:
+    """Per source, the share of the subject's terms its title and abstract hold, each term
+    weighted by its rarity (`idf`) and by the share of the `lead` first sources holding it."""
+    wanted = terms(subject)
+    held = [terms(f"{s.paper.title}\n{s.paper.abstract}") & wanted for s in sources]
+    leading = held[:lead]
+    weight = {
+        t: idf(t) * sum(t in h for h in leading) / len(leading) if leading else 0.0 for t in wanted
+    }
+    total = sum(weight.values())
+    return [sum(weight[t] for t in h) / total if total else 0.0 for h in held]
+
+
 def listed(
     question: str,
     sources: list[RetrievedPaper],
@@ -77,14 +103,15 @@ def listed(
     c = calibration or relevance.calibration
     scores = relevance.paper_relevance(question, sources)
     subject = subject or list_subject(english_query(question))
-    shares = relevance.coverage(subject, sources)
+    idf = relevance.index.keyword_index().idf
+    shares = subject_shares(subject, sources, idf, c.list_lead)
     close = subject_closeness(subject, sources, embeddings) if sources else []
     top = max(close, default=0.0)
     return tuple(
         n == 0
         or (
             score >= relevance.threshold
-            and (share >= c.list_min_coverage or near >= top - c.list_subject_margin)
+            and share - c.list_closeness_weight * (top - near) >= c.list_min_coverage
         )
         for n, (score, share, near) in enumerate(zip(scores, shares, close, strict=True))
     )

@@ -40,6 +40,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
+from rag.answer.judge import kept
 from rag.answer.model_judge import judge_for
 from rag.answer.records import question_filters, record_answer
 from rag.answer.writer import refuse, write
@@ -154,7 +155,15 @@ def _prepare(
     if unknown is not None:
         turn.result = refuse(turn, assistant, unknown)
         return turn
-    turn.verdict = judge_for(assistant, budget).judge(intent, sources)
+    # Which candidates belong, and whether any does; the offline judge checks more
+    # candidates for a list than the sources setting shows (list_pool), and keeps k.
+    judge, wanted = judge_for(assistant, budget), k or assistant.settings.retrieval.k
+    pool = assistant.retriever.calibration.list_pool
+    if intent.listing and judge is assistant.judge and pool > wanted:
+        sources = assistant.retriever.search(intent.search, k=pool, filters=filters)
+    turn.verdict = judge.judge(intent, sources)
+    if len(sources) > wanted:
+        turn.sources, turn.verdict = kept(turn.verdict, sources, wanted)
     if not turn.verdict.answers:
         turn.result = refuse(turn, assistant)
     return turn
