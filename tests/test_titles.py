@@ -108,7 +108,7 @@ def test_a_saved_title_index_of_another_shape_is_not_used(index: TitleIndex) -> 
 
 
 def test_a_framing_word_the_title_holds_counts_as_the_titles() -> None:
-    """"contribute" frames a question ("what did they contribute?") but is this title's
+    """ "contribute" frames a question ("what did they contribute?") but is this title's
     word: dropped from the question, the rest covered too little of the title to lift it."""
     titles = {"early": "Earlier Tokens Contribute More: Learning Direct Preference Optimization"}
     papers = [Paper(id=k, title=t, abstract="") for k, t in titles.items()]
