@@ -42,7 +42,7 @@ from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
 from rag.answer.judge import kept
 from rag.answer.model_judge import judge_for
-from rag.answer.records import question_filters, record_answer
+from rag.answer.records import question_filters, record_answer, title_records_answer
 from rag.answer.writer import refuse, write
 from rag.lang.intent import understand
 
@@ -140,6 +140,8 @@ def _prepare(
             filters,
         )
         turn.previous_papers = before.papers
+        if turn.result is None and not turn.compare:  # papers known by their titles alone
+            turn.result = title_records_answer(turn, assistant)
         return turn
     intent = understand(searched)  # what the question asks, read once
     filters, note = question_filters(intent.asked, filters, text)

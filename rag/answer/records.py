@@ -85,6 +85,20 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
     return records_cited(turn, lines, [sources[0]], assistant)
 
 
+def title_records_answer(turn: Turn, assistant: Assistant) -> CitedAnswer | None:
+    """A follow-up about papers known only by their titles ("What does the KAN paper
+    propose?" after an author list): what their records hold, not an empty summary."""
+    meant = turn.sources[: turn.citable or 0]
+    if not meant or any(s.paper.has_abstract for s in meant):
+        return None
+    zh = question_language(turn.question) == "zh"
+    lines = [message("title_record", turn.question), ""]
+    for n, source in enumerate(meant, start=1):
+        facts = [record_fact(source.paper, f, zh) for f in ("tier", "authors", "link")]
+        lines.append(record_line(n, source.paper, facts, turn.question))
+    return records_cited(turn, lines, meant, assistant)
+
+
 def _person_answer(
     turn: Turn,
     theirs: list[RetrievedPaper],

@@ -162,9 +162,22 @@ class Intent:
         return self.kind == "list"
 
 
+# Markup pasted into a question is not its words: HTML tags, a Markdown link's target,
+# emphasis and code marks ("<img src=x onerror=...>", "[link](http://x)", "**bold**").
+_TAG = re.compile(r"<[^<>]{0,300}>")
+_LINK = re.compile(r"\[([^\[\]]{0,300})\]\([^()\s]{0,500}\)")
+_MARKS = re.compile(r"\*{1,3}|_{2,3}|`+")
+
+
+def without_markup(text: str) -> str:
+    """`text` as words: HTML tags dropped, a Markdown link as its label, emphasis unmarked."""
+    plain = _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub(" ", text)))
+    return " ".join(plain.split())
+
+
 def understand(question: str) -> Intent:
     """The `Intent` of `question` (a standalone question: a follow-up is joined first)."""
-    text = " ".join(question.split())
+    text = without_markup(question) or " ".join(question.split())
     asked = read_question(text)
     search = asked.search or text
     english = english_query(search)
