@@ -134,6 +134,12 @@ HINTS: dict[str, Hint] = {
         "use 'provider:model', 'auto' or 'offline'",
         "use 'provider:model', 'auto' or 'offline', or choose another in the model menu",
     ),
+    "start_model_server": Hint(
+        "start that server, or set llm.base_url (RAG_LLM__BASE_URL) to one that is running. "
+        "Your question and the chat are kept; ask again, or use --config offline.",
+        "start that server, or choose another model in the model menu. Your question and the "
+        "chat are kept; ask again.",
+    ),
     "retry_or_offline": Hint(
         "your question and the chat are kept; ask again, or use --config offline",
         "your question and the chat are kept; ask again, or choose Offline in the model menu",

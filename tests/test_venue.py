@@ -91,8 +91,8 @@ def test_texts_are_derived_from_the_record() -> None:
     assert '{"answers": [{"n": 2, "reason"' in JUDGE_PROMPT  # the f-string kept its JSON
     assert MESSAGES["en"]["no_coverage"].startswith(f"No {VENUE.label} abstract")
     assert VENUE.label in MESSAGES["zh"]["no_coverage"]
-    fetch = f"`rag fetch openreview {VENUE.openreview_id}`"
-    assert MESSAGES["en"]["no_abstract"].endswith(f"{fetch} gets it")
+    fetch = f"rag fetch openreview {VENUE.openreview_id}"
+    assert f"{fetch} adds it" in MESSAGES["en"]["no_abstract"]
     assert tier_of(f"{VENUE.label} Spotlight") == "Spotlight"
     assert without_venue(f"papers on RLHF at {VENUE.label}") == "papers on RLHF"
 

@@ -42,6 +42,7 @@ from ui.render import (
     escape_message,
     escape_text,
     paper_facts,
+    spaced,
 )
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def _cell(text: str, macros: Mapping[str, str] | None = None) -> str:
     """A table cell as the page shows text (`display_text`); math holding a `|`, which would
     end the cell, as text."""
     return "".join(
-        f"${piece}$" if kind == "math" and "|" not in piece else escape_text(piece)
+        f"${piece}$" if kind == "math" and "|" not in piece else spaced(escape_text, piece)
         for kind, piece in display_form(text, macros)
     )
 

@@ -106,12 +106,12 @@ def display_text(text: str, macros: Mapping[str, str] | None = None) -> str:
     """Untrusted text as the page shows it: `$...$` math for KaTeX, LaTeX text macros as plain
     text (`\\textit{O}` -> O), everything else escaped as by `escape_text`."""
     return "".join(
-        f"${piece}$" if kind == "math" else _spaced(escape_text, piece)
+        f"${piece}$" if kind == "math" else spaced(escape_text, piece)
         for kind, piece in display_form(without_bidi(text), macros)
     ).strip()
 
 
-def _spaced(escape: Callable[[str], str], piece: str) -> str:
+def spaced(escape: Callable[[str], str], piece: str) -> str:
     """`escape(piece)` with the space at either end kept (it separates the piece from math)."""
     left = " " if piece[:1].isspace() else ""
     right = " " if piece[-1:].isspace() and piece.strip() else ""
@@ -162,9 +162,9 @@ def escape_message(error: BaseException | str) -> str:
     pieces: list[str] = []
     last = 0
     for span in _CODE_SPAN.finditer(text):
-        pieces += [_spaced(escape_text, text[last : span.start()]), span.group(0)]
+        pieces += [spaced(escape_text, text[last : span.start()]), span.group(0)]
         last = span.end()
-    pieces.append(_spaced(escape_text, text[last:]))
+    pieces.append(spaced(escape_text, text[last:]))
     return "".join(pieces).strip()
 
 
@@ -348,7 +348,7 @@ def source_line(row: SourceRow) -> str:
 
 
 # A title record: an accepted paper whose abstract the bundled corpus lacks (issue 30).
-NO_ABSTRACT = "*abstract not in the bundled corpus (`rag fetch openreview` gets it)*"
+NO_ABSTRACT = "*abstract not in the bundled corpus: its OpenReview page has it*"
 
 
 def source_facts(

@@ -18,7 +18,12 @@ from rag.answer.judge import Judge, OfflineJudge
 from rag.answer.support import CachedEmbeddings
 from rag.errors import AnswerError, ModelError, RagError
 from rag.models.budget import Budget
-from rag.models.factory import chat_model_name, make_chat_model, model_error_message
+from rag.models.factory import (
+    chat_model_name,
+    make_chat_model,
+    model_error_hint,
+    model_error_message,
+)
 from rag.retrieval.retriever import Retriever, open_retriever
 from rag.types import OFFLINE_MODEL
 
@@ -84,12 +89,13 @@ class Assistant:
 
     def model_failed(self, error: Exception, question: str) -> AnswerError:
         """One clear sentence saying what failed and what to set; the question is kept."""
-        said = model_error_message(error, self.settings.llm, self.model)
+        hint = model_error_hint(error)
+        said = model_error_message(error, self.settings.llm, self.model, advice=hint is None)
         return AnswerError(
             f"The language model failed: {said}",
             question,
             code="model_failed",
-            hint="retry_or_offline",
+            hint=hint or "retry_or_offline",
         )
 
     def stats(self) -> dict[str, Any]:

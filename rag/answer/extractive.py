@@ -119,6 +119,7 @@ class ExtractiveOptions:
     margin: float = 0.25  # drop sentences this far below the best one
     summary_papers: int = 2
     summary_margin: float = 0.05  # a second paper joins a summary if this close to the first
+    in_order: bool = False  # papers in their numbers' order (a follow-up about the ones shown)
     min_similarity: float = -1.0  # sources below this (but the first) are not quoted
     # "auto": from the question; "summary": problem / method / result of every source;
     # "list": one line per source (those `relevant` allows); "answer": the best sentences
@@ -392,6 +393,8 @@ def _summary(
     papers = papers[: options.summary_papers]
     if options.named:  # the paper the question names is the one summarised
         papers = [n for n in range(1, options.named + 1) if n in best][: options.summary_papers]
+    if options.in_order:  # "compare them": in the order of the numbers the reader saw
+        papers = sorted(papers)
     groups: dict[int, list[tuple[Sentence, str]]] = {}
     for n in papers:
         own = sorted((s for s, _ in candidates if s.n == n), key=lambda s: s.position)

@@ -54,6 +54,7 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             max_papers=len(sources),
             summary_papers=len(sources),
             summary_margin=float("inf"),
+            in_order=True,
             per_paper=3 if len(sources) == 1 else 2,
             max_sentences=max(6, 2 * len(sources)),
             mode="summary"

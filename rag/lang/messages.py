@@ -56,8 +56,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_no": "No: its decision is {decision}.",
         "tier_unknown": "Its record has no decision.",
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
-        "no_abstract": "abstract not in the bundled corpus; `rag fetch openreview "
-        f"{VENUE.openreview_id}` gets it",
+        "no_abstract": "abstract not in the bundled corpus (its OpenReview page has it; "
+        f"rag fetch openreview {VENUE.openreview_id} adds it to the index)",
         "title_record": "The index holds this paper's record only (title, decision, authors, "
         "link): its abstract is not in the bundled corpus, so nothing of its content can be "
         "quoted.",
@@ -105,8 +105,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_no": "不是：录用结果为 {decision}。",
         "tier_unknown": "该论文的记录没有录用结果。",
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
-        "no_abstract": "随附语料库中没有这篇论文的摘要；可用 `rag fetch openreview "
-        f"{VENUE.openreview_id}` 获取",
+        "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面；"
+        f"rag fetch openreview {VENUE.openreview_id} 可将其加入索引）",
         "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
         "随附语料库中没有它的摘要，因此无法引用其内容。",
         "count": "索引中的 {total:,} 篇论文里有 {n:,} 篇符合。",

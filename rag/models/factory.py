@@ -138,8 +138,22 @@ def is_openai_api(base_url: str | None) -> bool:
     return not base_url or (urlsplit(base_url).hostname or "").endswith("api.openai.com")
 
 
-def model_error_message(error: Exception, settings: LLMSettings, model: str) -> str:
-    """What a provider's exception means for `model`, and what to set; one or two sentences."""
+def model_error_hint(error: Exception) -> str | None:
+    """The hint (rag.errors.HINTS) for a model error whose advice each caller words its own
+    way, or None when `model_error_message` says what to do."""
+    try:
+        import openai
+    except ImportError:
+        return None
+    connection = isinstance(error, openai.APIConnectionError)
+    return "start_model_server" if connection and not isinstance(error, TimeoutError) else None
+
+
+def model_error_message(
+    error: Exception, settings: LLMSettings, model: str, advice: bool = True
+) -> str:
+    """What a provider's exception means for `model`, and what to set; one or two sentences
+    (without what to do when `advice` is False and `model_error_hint` has a hint for it)."""
     from rag.common.redact import display_url
 
     server = display_url(settings.base_url) if settings.base_url else ""
@@ -184,6 +198,8 @@ def model_error_message(error: Exception, settings: LLMSettings, model: str) -> 
     if isinstance(error, openai.APITimeoutError):
         return timed_out
     if isinstance(error, openai.APIConnectionError):
+        if not advice:
+            return f"cannot connect to {where} for {model}"
         return (
             f"cannot connect to {where} for {model}: start that server, or set llm.base_url "
             "(RAG_LLM__BASE_URL) to one that is running."
