@@ -119,3 +119,22 @@ def test_markup_in_a_question_is_shown_as_text_and_does_not_refuse_it(
     assert "No ICLR 2025 abstract in the index covers this question" not in text, text[:400]
     assert titles(reply)[:2] == titles(plain)[:2], (titles(reply), titles(plain))
     page.context.close()
+
+
+def test_math_in_a_comparison_cell_keeps_its_spaces(app: str, browser: Any) -> None:
+    """3. The comparison table drops the spaces around inline math that the answer's text
+    keeps: "the sequence length $N$, posing" shows as "lengthN," and "top-$k$ token" as
+    "top-ktoken" (ui.papers_view._cell escapes each piece without `_spaced`)."""
+    from playwright.sync_api import expect
+
+    page = open_page(browser, app)
+    ask(page, LIST, 0)
+    compared = ask(page, "Compare the cited papers", 1)
+    table = compared.locator("[class*='st-key-comparison-'] table")
+    expect(table).to_be_visible(timeout=TIMEOUT)
+    html = " ".join(c.inner_html() for c in table.locator("td").all())
+    assert '<span class="katex">' in html, "no math in the compared cells"
+    glued = re.findall(r'(\w+)<span class="katex">', html)
+    shot(page, "followup-compare-math.png")
+    assert not glued, glued  # "length" then the math, no space between
+    page.context.close()
