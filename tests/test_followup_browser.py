@@ -8,6 +8,9 @@ the tree it was written against (74a8f6c), one defect each, numbered as in the d
    with KAN's record (tests/test_title_records.py), so only the follow-up path loses it.
 2. A question with HTML and Markdown pasted into it is shown escaped (good) but refused, while
    the same question without the markup is answered: the tag's words count against it.
+3-7. Math glued to the word before it in a comparison cell; a comparison's text out of its
+   numbers' order; a shell command with raw backticks in an author list; a pasted question
+   over 4,000 characters lost without a word; a model error that names settings, not the page.
 
 `streamlit run ui/app.py`, offline, over a small index of real papers: those on attention for
 long sequences, with Tegmark's three title records from the no-abstract list. Screenshots land
