@@ -94,6 +94,7 @@ class JudgeCalls:
         self.seconds: list[float] = []
         self.failures: Counter[str] = Counter()
         self.unread: list[str] = []
+        self.replies: list[dict[str, Any]] = []  # every reply, with the numbers read from it
         self.read = 0
 
     @contextmanager
@@ -112,6 +113,7 @@ class JudgeCalls:
 
         def read_choice(text: str, count: int) -> dict[int, str]:
             chosen = original_read(text, count)
+            self.replies.append({"reply": text[:4000], "chosen": sorted(chosen)})
             if chosen:
                 self.read += 1
             else:
@@ -152,6 +154,7 @@ class JudgeCalls:
             "read": self.read,
             "unread": len(self.unread),
             "unread_replies": self.unread,
+            "replies": self.replies,
         }
 
 
@@ -196,6 +199,7 @@ def run(settings: Settings, asked: list[ListQuestion], label: str) -> dict[str, 
                     "gold_cited": hits,
                     "seconds": round(seconds[-1], 1),
                     "judge": judge_note,
+                    "answer": result.answer[:300],
                 }
             )
             print(
