@@ -49,6 +49,16 @@ def test_a_reply_is_read_as_the_numbers_it_chose(reply: str, chosen: list[int]) 
     assert sorted(read_choice(reply, 5)) == chosen
 
 
+def test_a_candidate_named_by_its_title_is_read_as_its_number() -> None:
+    # Qwen2.5-Coder-0.5B answers the judge's prompt with titles (bench/judge_models.py).
+    titles = ["MUSE: Machine Unlearning Six-Way Evaluation", "Adversarial Mixup Unlearning", "MUSE"]
+    reply = '{"answers": ["Adversarial Mixup Unlearning", "muse", {"title": "adversarial mixup'
+    reply += ' unlearning", "reason": "r"}, "Unlearning", "MUSE: Machine Unlearning Six-Way"]}'
+    assert read_choice(reply, 3, titles) == {2: ""}  # "MUSE" is two candidates' name
+    assert read_choice('{"answers": ["MUSE"]}', 2, titles[:2]) == {1: ""}
+    assert read_choice('{"answers": ["MUSE"]}', 2) == {}  # without the titles, nothing
+
+
 def test_a_reason_is_one_short_line_of_text() -> None:
     reply = json.dumps({"answers": [{"n": 1, "reason": "a\n\nb " + "x" * 500 + "\ud800"}]})
     (reason,) = read_choice(reply, 2).values()

@@ -88,7 +88,7 @@ def test_texts_are_derived_from_the_record() -> None:
     assert YEAR == str(VENUE.year)
     for prompt in (SYSTEM_PROMPT, REWRITE_PROMPT, JUDGE_PROMPT):
         assert f"about {VENUE.label} papers" in prompt
-    assert '{"answers": [{"n": 2, "reason"' in JUDGE_PROMPT  # the f-string kept its JSON
+    assert '{"answers": [{"n": N, "reason": R}]}' in JUDGE_PROMPT  # the f-string kept its JSON
     assert MESSAGES["en"]["no_coverage"].startswith(f"No {VENUE.label} abstract")
     assert VENUE.label in MESSAGES["zh"]["no_coverage"]
     fetch = f"rag fetch openreview {VENUE.openreview_id}"

@@ -54,7 +54,7 @@ class ModelJudge:
             text = within(reply_text(reply.content), budget.reply_bytes)[0]
         except Exception:  # noqa: BLE001 - the writer's call reports a failing model
             return offline
-        chosen = read_choice(text, len(candidates))
+        chosen = read_choice(text, len(candidates), [c.paper.title for c in candidates])
         if not chosen:
             return offline
         judged = []
@@ -68,12 +68,14 @@ class ModelJudge:
         return replace(offline, judged=tuple(judged), by=self.name)
 
 
-def read_choice(text: str, count: int) -> dict[int, str]:
+def read_choice(text: str, count: int, titles: Sequence[str] = ()) -> dict[int, str]:
     """The candidate numbers (1..`count`) a reply chose, with their reasons.
 
     `{"answers": [{"n": 2, "reason": "..."}]}` as asked; also a bare list of numbers or of
-    such objects, and JSON inside a Markdown fence, which small models write. Anything else
-    chooses nothing.
+    such objects, and JSON inside a Markdown fence, which small models write. A small model
+    also names a candidate by its title instead of its number (`{"answers": ["MUSE", ...]}`):
+    with the candidates' `titles`, a title, or the name before its colon, that is one
+    candidate's alone is read as that candidate. Anything else chooses nothing.
     """
     found = _first_json(text)
     items: Any = found.get("answers") if isinstance(found, dict) else found
@@ -84,12 +86,33 @@ def read_choice(text: str, count: int) -> dict[int, str]:
         n, reason = (
             (item, "") if not isinstance(item, dict) else (item.get("n"), item.get("reason"))
         )
+        if isinstance(item, dict) and not isinstance(n, int | str) and "title" in item:
+            n = item.get("title")
         if isinstance(n, str) and n.strip().isdigit():
             n = int(n)
+        elif isinstance(n, str):
+            n = _titled(n, titles)
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= count:
             continue
         chosen.setdefault(n, _clean_reason(reason))
     return chosen
+
+
+def _titled(name: str, titles: Sequence[str]) -> int | None:
+    """The number of the one candidate whose title (or the name before its colon) is `name`."""
+    wanted = _plain(name)
+    if len(wanted) < 3:
+        return None
+    found = [
+        n
+        for n, title in enumerate(titles, 1)
+        if wanted in (_plain(title), _plain(title.split(":", 1)[0]))
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" .,;\"'“”‘’")
 
 
 def _first_json(text: str) -> Any:
