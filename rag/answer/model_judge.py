@@ -46,7 +46,9 @@ class ModelJudge:
         offline = self.fallback.judge(intent, candidates)
         if not intent.listing or not offline.answers or len(candidates) < 2:
             return offline
-        budget = self.budget or Budget(60.0, max_tokens=REPLY_TOKENS)
+        # The answer's deadline, with a reply limit of its own: a verdict is short.
+        whole = self.budget or Budget(60.0)
+        budget = replace(whole, max_tokens=REPLY_TOKENS)
         try:
             reply = llm_budget.invoke(
                 self.model, judge_messages(intent.question, candidates), budget

@@ -34,6 +34,8 @@ def refuse(turn: Turn, assistant: Assistant, unknown: str | None = None) -> Cite
         return name_refusal(turn.question, turn.standalone, unknown, turn.sources, assistant)
     refused = abstention(turn.question, turn.standalone, turn.sources, assistant)
     refused.scope_note = turn.scope_note
+    if turn.verdict is not None:  # which judge found nothing, and how many it checked
+        refused.judged_by, refused.checked = turn.verdict.by, turn.verdict.checked
     return refused
 
 
