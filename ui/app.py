@@ -8,9 +8,10 @@ answers from `rag.answer.pipeline`. The models and the index are opened once per
 (`ui.index_view`); a turn of the chat is drawn by `ui.chat_view`, the Map view by `ui.map_view`.
 
 The page opens first (issue 31): what is imported at the top is only what the header, the
-sidebar's frame and the chat's box need (no NumPy, Chroma, ONNX or LangChain). A first visit's
-run draws the box, then imports the rest (`page_modules`) and opens the index and the models
-under a spinner; a question typed meanwhile reruns the page, which answers it once they are open.
+sidebar's frame and the chat's box need (no pydantic, NumPy, Chroma, ONNX or LangChain). A
+first visit's run draws the box, then reads the settings, imports the rest (`page_modules`) and
+opens the index and the models under a spinner; a question typed meanwhile reruns the page,
+which answers it once they are open.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ import streamlit as st
 
 from rag import MAX_QUESTION_CHARS
 from rag.errors import AnswerError, ConfigError, StoreError
-from rag.settings import Settings, get_settings
 from rag.types import OFFLINE_MODEL, TIERS
 from ui import explore
 from ui.serving import enforce_loopback
 
 if TYPE_CHECKING:
+    from rag.settings import Settings
     from ui.render import Turn
 
 PAGE_ICON = Path(__file__).with_name("icon.png")
@@ -142,6 +143,8 @@ def chat_buttons(turns: list[Turn]) -> None:
 
 
 def read_settings() -> Settings:
+    from rag.settings import get_settings  # pydantic's: after the chat box
+
     try:
         return get_settings(os.environ.get("RAG_CONFIG") or None)
     except ConfigError as e:
@@ -154,8 +157,6 @@ def read_settings() -> Settings:
 enforce_loopback()  # before anything is drawn: a careless config must not expose the chat
 st.set_page_config(
     page_title="ICLR 2025 research assistant",
-    # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
-    page_icon=str(PAGE_ICON),
     # The map uses the width it is given (a centred column left it about 530 px wide).
     layout="wide" if explore.shown_view() == "Map" else "centered",
 )
@@ -164,7 +165,11 @@ st.html(TAP_SCRIPT, unsafe_allow_javascript=True)
 st.session_state.setdefault("turns", [])
 st.session_state.setdefault("session_id", uuid.uuid4().hex[:16])  # names this chat in feedback
 turns: list[Turn] = st.session_state.turns
-base_settings = read_settings()
+# A chat with no turns yet (a first visit) gets its box first of all, before anything heavy is
+# imported or opened: the page can be used at once, and a question typed while the index opens
+# is answered as soon as it is open. With turns, the box comes after them (see below).
+box_first = explore.shown_view() != "Map" and not turns
+typed = chat_box() if box_first else None
 
 with st.sidebar:
     st.header("Model")
@@ -180,14 +185,7 @@ with st.sidebar:
         placeholder="All decisions",
         help="Answer only from papers with these decisions.",
     )
-    st.slider(
-        "Sources per answer",
-        1,
-        max(15, base_settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
-        base_settings.retrieval.k,
-        key="k",
-        help="How many papers are retrieved and shown to the answerer.",
-    )
+    sources_slot = st.container()  # the number of sources, once the settings are read
     map_slot = st.container()  # the Map view's choice of answer to highlight
     st.divider()
     chat_actions = st.container()  # filled last, when this run's question is in the chat
@@ -207,12 +205,19 @@ if notice := st.session_state.pop("notice", None):
 on_map = st.session_state.get(explore.VIEW_KEY) == "Map"
 if on_map:
     st.bottom.empty()
-# A chat with no turns yet (a first visit) gets its box before anything heavy is imported or
-# opened: the page can be used at once, and a question typed while the index opens is answered
-# as soon as it is open. With turns, the box comes after them (see below).
-box_first = not on_map and not turns
-typed = chat_box() if box_first else None
 with st.spinner(LOADING) if box_first else nullcontext():
+    # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
+    # Set here, after the box: Streamlit reads the file with PIL, and imports NumPy to (0.1-0.3 s).
+    st.set_page_config(page_icon=str(PAGE_ICON))
+    base_settings = read_settings()
+    sources_slot.slider(
+        "Sources per answer",
+        1,
+        max(15, base_settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
+        base_settings.retrieval.k,
+        key="k",
+        help="How many papers are retrieved and shown to the answerer.",
+    )
     page_modules()  # one run at a time; then the imports below only name what is loaded
     from rag import chat_model_name
     from ui import map_view
