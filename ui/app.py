@@ -207,7 +207,7 @@ if on_map:
     st.bottom.empty()
 with st.spinner(LOADING) if box_first else nullcontext():
     # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
-    # Set here, after the box: Streamlit reads the file with PIL, and imports NumPy to (0.1-0.3 s).
+    # Set after the box: Streamlit reads the file with PIL and imports NumPy for it (0.1-0.3 s).
     st.set_page_config(page_icon=str(PAGE_ICON))
     base_settings = read_settings()
     sources_slot.slider(
