@@ -4,6 +4,7 @@ baseline revision, in one run (issue 23 asks for under 2 s each).
     .venv/bin/python -m bench.map_speed --index DIR                  # baseline: main
     .venv/bin/python -m bench.map_speed --index DIR --baseline REV --size 390x844
     .venv/bin/python -m bench.map_speed --index DIR --baseline none  # this checkout only
+    .venv/bin/python -m bench.map_speed --index DIR --baseline lead --runs 3 --load 2
 
 For each checkout: `streamlit run ui/app.py` offline over the index (a full 2,123-paper one
 shows the real cost), wait for the chat, click Map and time until the plot has its data and is
@@ -15,19 +16,22 @@ first Map view. And when the map was drawn after each click: twice means Streaml
 the drawn map (a run that changes what wraps the page does that), which doubles the browser's
 work. `--runs N` alternates the checkouts N times. The baseline is checked out with
 `git worktree add --detach` into a temporary directory and removed after. The load average
-is printed: the machine is shared.
+is printed: the machine is shared. `--load N` keeps N busy processes running meanwhile
+(bench.ui_startup's), for a load average of about N on top of what else runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.ui_startup import busy
 from testkit.streamlit_app import chromium, streamlit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,12 +139,39 @@ def baseline_checkout(rev: str, into: Path) -> Path:
     return into
 
 
+def run_all(
+    roots: dict[str, Path], index: Path, size: tuple[int, int], logs: Path, runs: int
+) -> None:
+    """`runs` alternating rounds over the checkouts: each run's figures, then the medians."""
+    width, height = size
+    seen: dict[str, list[tuple[float, float]]] = {name: [] for name in roots}
+    for name, root in [item for _ in range(runs) for item in roots.items()]:
+        got = measure(root, index, width, height, logs / f"{len(name)}.log")
+        seen[name].append((got["first_map"], got["show_on_map"]))
+        fetched = got["chunk_after_click"]
+        chunk = ", ".join(f"{a / 1000:.1f}-{b / 1000:.1f} s" for a, b in fetched)
+        drawn = "; ".join(", ".join(f"{t:.2f}" for t in times) or "-" for times in got["draws"])
+        print(
+            f"{name}: first Map view {got['first_map']:.2f} s, Show on map "
+            f"{got['show_on_map']:.2f} s at {width}x{height} (map drawn at {drawn} s "
+            f"after each click; Plotly chunk fetched after the click: "
+            f"{chunk or 'no, loaded before'}); load average {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+    if runs > 1:
+        for name, rows in seen.items():
+            first, show = (statistics.median(column) for column in zip(*rows, strict=True))
+            median = f"first Map view {first:.2f} s, Show on map {show:.2f} s"
+            print(f"{name}, median of {runs}: {median}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--index", type=Path, required=True, help="an index directory")
     parser.add_argument("--baseline", default="main", help="a git revision, or none")
     parser.add_argument("--size", default="1280x800", help="the viewport, WIDTHxHEIGHT")
     parser.add_argument("--runs", type=int, default=1, help="rounds over the checkouts")
+    parser.add_argument("--load", type=int, default=0, help="busy processes during the runs")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     index = args.index.resolve()
@@ -150,20 +181,8 @@ def main() -> None:
             roots = {f"baseline {args.baseline}": baseline_checkout(args.baseline, Path(tmp) / "b")}
             roots["current"] = ROOT
         try:
-            for name, root in [item for _ in range(args.runs) for item in roots.items()]:
-                got = measure(root, index, width, height, Path(tmp) / f"{len(name)}.log")
-                fetched = got["chunk_after_click"]
-                chunk = ", ".join(f"{a / 1000:.1f}-{b / 1000:.1f} s" for a, b in fetched)
-                drawn = "; ".join(
-                    ", ".join(f"{t:.2f}" for t in times) or "-" for times in got["draws"]
-                )
-                print(
-                    f"{name}: first Map view {got['first_map']:.2f} s, Show on map "
-                    f"{got['show_on_map']:.2f} s at {width}x{height} (map drawn at {drawn} s "
-                    f"after each click; Plotly chunk fetched after the click: "
-                    f"{chunk or 'no, loaded before'}); load average {os.getloadavg()[0]:.1f}",
-                    flush=True,
-                )
+            with busy(args.load):
+                run_all(roots, index, (width, height), Path(tmp), args.runs)
         finally:
             if args.baseline != "none":
                 subprocess.run(

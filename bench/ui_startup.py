@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.ui_startup --index .rag/index          # an index built by rag ingest
     .venv/bin/python -m bench.ui_startup --index DIR --json
+    .venv/bin/python -m bench.ui_startup --index DIR --baseline main --runs 3 --load 2
 
 Starts `streamlit run ui/app.py` on a free loopback port (offline answerer unless --model),
 drives Debian's Chromium with Playwright, asks one question as soon as the chat input
@@ -11,6 +12,12 @@ inflate), then the time for a second, warm answer. Baselines from the same run:
 - a bare Streamlit script's first paint (what any Streamlit app costs to start);
 - `rag.answer.pipeline.answer()` called in-process on a warm assistant (what the answer
   itself costs).
+
+`--baseline REV` times REV's page too, checked out with `git worktree add --detach` into a
+temporary directory (removed after), alternating with this checkout `--runs` times (the
+medians are printed, and each run's figures); `--load N` keeps N busy processes (one
+`while True: pass` each) running during the whole measurement, for a load average of about N
+on top of what else runs (it is printed: the machine is shared).
 """
 
 from __future__ import annotations
@@ -18,8 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +74,12 @@ def ask(page: Any, question: str, turn: int) -> float:
     return time.perf_counter() - sent
 
 
-def app_timings(browser: Any, env: dict[str, str], questions: list[str]) -> dict[str, float]:
-    with streamlit(env) as served:
+def app_timings(
+    browser: Any, env: dict[str, str], questions: list[str], root: Path = ROOT
+) -> dict[str, float]:
+    """`root`'s ui/app.py, its own code first on the path: the seconds to each step."""
+    env = {**env, "PYTHONPATH": str(root)}
+    with streamlit(env, script=root / "ui" / "app.py", cwd=root) as served:
         page = browser.new_page()
         page.goto(served.url)
         page.get_by_test_id("stChatInputTextArea").wait_for(timeout=TIMEOUT_MS)
@@ -98,6 +114,62 @@ def library_answer_seconds(env: dict[str, str], questions: list[str]) -> float:
     return time.perf_counter() - started
 
 
+@contextmanager
+def busy(processes: int) -> Iterator[None]:
+    """`processes` CPU-bound processes for the block (a load average of about that many)."""
+    spinning = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)
+    ]
+    try:
+        if spinning:
+            time.sleep(5)  # the 1-minute load average needs a while to rise; the CPUs do not
+        yield
+    finally:
+        for proc in spinning:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def checkout(rev: str) -> Iterator[Path]:
+    """`rev` checked out in a temporary worktree for the block."""
+    with tempfile.TemporaryDirectory() as tmp:
+        into = Path(tmp) / "baseline"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), rev],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            yield into
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(into)], check=False
+            )
+
+
+def compared(
+    browser: Any, env: dict[str, str], questions: list[str], roots: dict[str, Path], runs: int
+) -> dict[str, Any]:
+    """Each checkout's timings (medians over `runs` alternating rounds, and every run), with a
+    bare Streamlit's first paint in each round."""
+    every: dict[str, list[dict[str, float]]] = {name: [] for name in [*roots, "bare"]}
+    for _ in range(runs):
+        every["bare"].append({"first_paint_s": bare_first_paint(browser, env)})
+        for name, root in roots.items():
+            got = app_timings(browser, env, questions, root)
+            got["load_average_1min"] = os.getloadavg()[0]
+            every[name].append(got)
+            print(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in got.items()), flush=True)
+    return {
+        name: {
+            **{k: round(statistics.median(r[k] for r in rows), 2) for k in rows[0]},
+            "runs": [{k: round(v, 2) for k, v in r.items()} for r in rows],
+        }
+        for name, rows in every.items()
+    }
+
+
 def print_result(result: dict[str, Any], as_json: bool) -> None:
     """One JSON line for scripts, or aligned `key  value` lines for a person."""
     if as_json:
@@ -118,6 +190,9 @@ def main() -> None:
     )
     parser.add_argument("--second", default="Summarize the work on evaluating LLM unlearning")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--baseline", help="a git revision to time beside this checkout")
+    parser.add_argument("--runs", type=int, default=1, help="rounds over the checkouts")
+    parser.add_argument("--load", type=int, default=0, help="busy processes during the runs")
     args = parser.parse_args()
     if not (args.index / "chroma" / "chroma.sqlite3").exists():
         raise SystemExit(f"no index at {args.index}: build it with `rag ingest --index DIR`")
@@ -128,9 +203,19 @@ def main() -> None:
     if args.config:
         env["RAG_CONFIG"] = args.config
 
-    with chromium() as browser:
+    questions = [args.question, args.second]
+    if args.baseline:
+        with checkout(args.baseline) as base, busy(args.load), chromium() as browser:
+            roots = {f"baseline {args.baseline}": base, "current": ROOT}
+            result = compared(browser, env, questions, roots, args.runs)
+        print_result(
+            {"index": str(args.index), "cores": os.cpu_count(), "busy": args.load, **result},
+            args.json,
+        )
+        return
+    with busy(args.load), chromium() as browser:
         bare = bare_first_paint(browser, env)
-        app = app_timings(browser, env, [args.question, args.second])
+        app = app_timings(browser, env, questions)
     library = library_answer_seconds(env, [args.question, args.second])
     result = {
         "index": str(args.index),

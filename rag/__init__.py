@@ -34,7 +34,7 @@ _PUBLIC = {
     "Assistant": "rag.answer.pipeline",
     "open_assistant": "rag.answer.pipeline",
     "stream_answer": "rag.answer.pipeline",
-    "MAX_QUESTION_CHARS": "rag.answer.pipeline",
+    "MAX_QUESTION_CHARS": "rag.types",
     "CitedAnswer": "rag.answer.citations",
     "Citation": "rag.answer.citations",
     "parse_markers": "rag.answer.markers",
@@ -152,7 +152,7 @@ if TYPE_CHECKING:
     from rag.answer.citations import Citation, CitedAnswer
     from rag.answer.grounding import uncited_sentences
     from rag.answer.markers import parse_markers
-    from rag.answer.pipeline import MAX_QUESTION_CHARS, Assistant, open_assistant, stream_answer
+    from rag.answer.pipeline import Assistant, open_assistant, stream_answer
     from rag.common.atomic import open_own
     from rag.common.latex import to_text as latex_to_text
     from rag.common.redact import display_url, redact
@@ -200,7 +200,7 @@ if TYPE_CHECKING:
     from rag.retrieval.retriever import open_retriever
     from rag.session import Exchange, Session
     from rag.settings import Settings, get_settings
-    from rag.types import Filters, Paper, RetrievedPaper
+    from rag.types import MAX_QUESTION_CHARS, Filters, Paper, RetrievedPaper
     from rag.venue import VENUE
 
 

@@ -27,6 +27,9 @@ _TIER_DECISION = re.compile(
 NEAREST_SHOWN = 3  # a refusal names (and the page shows) this many closest, low-match papers
 # A comparison table compares 2 to 4 papers (rag.explore.compare; "compare them" in the chat).
 MIN_COMPARED, MAX_COMPARED = 2, 4
+# The longest question answered (rag.answer refuses longer); the page's chat box stops there,
+# and draws itself before the answer stage is imported (issue 31: the page opens first).
+MAX_QUESTION_CHARS = 4000
 
 
 # Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).

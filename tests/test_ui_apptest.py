@@ -6,8 +6,12 @@ and a feedback file with monkeypatch.setenv. Rendering helpers are tested direct
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -363,6 +367,37 @@ HOSTILE = (
     "Hi <script>alert(1)</script> <img src=x onerror=alert(2)> "
     "[x](javascript:alert(3)) :red[r] $x$ **b** &lt; `c`"
 )
+
+
+def test_the_page_draws_its_box_before_the_heavy_modules_load() -> None:
+    """Issue 31: the modules ui/app.py imports at its top (those its header, its sidebar's frame
+    and the chat box are drawn with) import no NumPy, Chroma, ONNX, LangChain or answer stage:
+    those load after the box is on the page."""
+    root = Path(APP).parents[1]
+    tree = ast.parse(Path(APP).read_text(encoding="utf-8"))
+    imports = [
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, ast.Import)
+        or (isinstance(node, ast.ImportFrom) and node.module != "__future__")
+    ]
+    heavy = ["pydantic", "numpy", "chromadb", "onnxruntime", "tokenizers", "langchain_core"]
+    heavy += ["rag.answer", "rag.models.factory", "rag.index.papers", "ui.render", "ui.chat_view"]
+    report = f"print([m for m in {heavy} if m in sys.modules])"
+    code = "\n".join(["import streamlit", *imports, "import sys", report])
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", imports
+
+
+def test_the_chat_box_stops_where_the_answerer_does() -> None:
+    """The box's limit is read from rag.types (light, so the box is drawn first)."""
+    import rag
+    from rag.answer import pipeline
+
+    assert rag.MAX_QUESTION_CHARS == pipeline.MAX_QUESTION_CHARS
 
 
 def test_escaped_text_has_no_markup_left() -> None:

@@ -6,26 +6,33 @@
 A thin caller of `rag`: settings from `rag.settings` (RAG_CONFIG, then RAG_* variables),
 answers from `rag.answer.pipeline`. The models and the index are opened once per process
 (`ui.index_view`); a turn of the chat is drawn by `ui.chat_view`, the Map view by `ui.map_view`.
+
+The page opens first (issue 31): what is imported at the top is only what the header, the
+sidebar's frame and the chat's box need (no pydantic, NumPy, Chroma, ONNX or LangChain). A
+first visit's run draws the box, then reads the settings, imports the rest (`page_modules`) and
+opens the index and the models under a spinner; a question typed meanwhile reruns the page,
+which answers it once they are open.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from rag import MAX_QUESTION_CHARS, chat_model_name
+from rag import MAX_QUESTION_CHARS
 from rag.errors import AnswerError, ConfigError, StoreError
-from rag.settings import Settings, get_settings
 from rag.types import OFFLINE_MODEL, TIERS
-from ui import explore, map_view, papers_view
-from ui.chat_view import answerable_examples, ask, new_chat, show_reply, use_example
-from ui.index_view import load_model_assistant, open_or_explain
-from ui.model_menu import CONFIGURED, ModelChoice, model_choices
-from ui.render import Turn, escape_message, escape_text
+from ui import explore
 from ui.serving import enforce_loopback
+
+if TYPE_CHECKING:
+    from rag.settings import Settings
+    from ui.render import Turn
 
 PAGE_ICON = Path(__file__).with_name("icon.png")
 # Our own static CSS (no untrusted text): source titles the size of a line of bold text;
@@ -84,10 +91,37 @@ TAP_SCRIPT = """<script>
 })();
 </script>"""
 NOT_SENT = "Not sent: the index is not open (see above)."
+# Shown under the header (after 0.5 s) while a first run imports the rest and opens the index.
+LOADING = "Opening the papers and the search models…"
+
+
+@st.cache_resource(show_spinner=False)
+def page_modules() -> bool:
+    """Import the modules the page answers and draws with, once per process, one run at a time.
+
+    A question typed while a first run imports them starts another run at once (Streamlit's
+    fast reruns), and two runs importing the same modules together can meet one half imported
+    (Python then hands out a partly initialised module instead of waiting). A run waiting here
+    can still be stopped or rerun.
+    """
+    import ui.chat_view
+    import ui.index_view
+    import ui.map_view
+    import ui.model_menu  # noqa: F401
+
+    return True
+
+
+def chat_box() -> str | None:
+    """The chat's box, floating at the page's bottom: one widget wherever the run draws it."""
+    return st.chat_input("Ask about ICLR 2025 papers…", max_chars=MAX_QUESTION_CHARS)
 
 
 def chat_buttons(turns: list[Turn]) -> None:
     """New chat, Download chat and the chat's BibTeX, in the sidebar of both views."""
+    from ui import papers_view
+    from ui.chat_view import new_chat
+
     st.button(
         "New chat",
         on_click=new_chat,
@@ -109,9 +143,13 @@ def chat_buttons(turns: list[Turn]) -> None:
 
 
 def read_settings() -> Settings:
+    from rag.settings import get_settings  # pydantic's: after the chat box
+
     try:
         return get_settings(os.environ.get("RAG_CONFIG") or None)
     except ConfigError as e:
+        from ui.render import escape_message
+
         st.error(f"The configuration is invalid: {escape_message(e)}", icon=":material/error:")
         st.stop()
 
@@ -119,8 +157,6 @@ def read_settings() -> Settings:
 enforce_loopback()  # before anything is drawn: a careless config must not expose the chat
 st.set_page_config(
     page_title="ICLR 2025 research assistant",
-    # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
-    page_icon=str(PAGE_ICON),
     # The map uses the width it is given (a centred column left it about 530 px wide).
     layout="wide" if explore.shown_view() == "Map" else "centered",
 )
@@ -129,24 +165,16 @@ st.html(TAP_SCRIPT, unsafe_allow_javascript=True)
 st.session_state.setdefault("turns", [])
 st.session_state.setdefault("session_id", uuid.uuid4().hex[:16])  # names this chat in feedback
 turns: list[Turn] = st.session_state.turns
-base_settings = read_settings()
-choices: dict[str, ModelChoice] = {c.key: c for c in model_choices(base_settings, os.environ)}
-if st.session_state.get("model_choice") not in choices:
-    st.session_state.model_choice = CONFIGURED
+# A chat with no turns yet (a first visit) gets its box first of all, before anything heavy is
+# imported or opened: the page can be used at once, and a question typed while the index opens
+# is answered as soon as it is open. With turns, the box comes after them (see below).
+box_first = explore.shown_view() != "Map" and not turns
+typed = chat_box() if box_first else None
 
 with st.sidebar:
     st.header("Model")
-    st.selectbox(
-        "Answers written by",
-        list(choices),
-        format_func=lambda key: choices[key].label,
-        key="model_choice",
-        help="The configured model and the model presets in config/ that can run here "
-        "(OpenAI's needs `OPENAI_API_KEY`). Switching keeps the chat.",
-    )
+    menu_slot = st.container()  # the model menu, drawn once its modules are imported
     model_slot = st.container()
-    if unavailable := choices[st.session_state.model_choice].unavailable:  # said in full
-        model_slot.warning(escape_text(unavailable), icon=":material/warning:")
     st.header("Corpus")
     corpus_slot = st.container()
     st.header("Filters")
@@ -157,36 +185,16 @@ with st.sidebar:
         placeholder="All decisions",
         help="Answer only from papers with these decisions.",
     )
-    st.slider(
-        "Sources per answer",
-        1,
-        max(15, base_settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
-        base_settings.retrieval.k,
-        key="k",
-        help="How many papers are retrieved and shown to the answerer.",
-    )
+    sources_slot = st.container()  # the number of sources, once the settings are read
     map_slot = st.container()  # the Map view's choice of answer to highlight
     st.divider()
     chat_actions = st.container()  # filled last, when this run's question is in the chat
 
-choice = choices[st.session_state.model_choice]
-settings = choice.settings  # only [llm] differs from base_settings
-model = chat_model_name(settings.llm)
-offline = model == OFFLINE_MODEL
-
 st.title("ICLR 2025 research assistant")
 st.caption("Answers grounded in the abstracts of ICLR 2025 papers; every [n] links to its source.")
 explore.view_switch()
-if offline and st.session_state.get(explore.VIEW_KEY) != "Map":
-    with st.expander("Offline: quoted extracts · Connect a model", icon=":material/cloud_off:"):
-        st.markdown(
-            "Answers are extractive summaries quoted from the abstracts, with no language "
-            "model. To have a model write them, pick one in the sidebar's model menu, or start "
-            f"the app with `OPENAI_API_KEY` set (then `{settings.llm.auto_model}` answers), with "
-            "`RAG_CONFIG=local-server` for a local OpenAI-compatible server (Ollama, vLLM, "
-            "llama.cpp, LM Studio), or with `RAG_LLM__MODEL=openai:MODEL` and "
-            "`RAG_LLM__BASE_URL=http://HOST:PORT/v1`."
-        )
+offline_slot = st.container()  # the offline note, once the chosen model is known (an empty
+# container is not drawn at all: the Map view's layout is as it was)
 if notice := st.session_state.pop("notice", None):
     st.success(notice, icon=":material/check_circle:")
 
@@ -197,13 +205,65 @@ if notice := st.session_state.pop("notice", None):
 on_map = st.session_state.get(explore.VIEW_KEY) == "Map"
 if on_map:
     st.bottom.empty()
-assistant = open_or_explain(base_settings)
-if assistant is not None and choice.key != CONFIGURED:
-    try:
-        assistant = load_model_assistant(settings, assistant)
-    except AnswerError as e:
-        model_slot.error(escape_message(e), icon=":material/error:")
-        assistant = None
+with st.spinner(LOADING) if box_first else nullcontext():
+    # A file of ours: a :material/...: icon makes the browser fetch its glyph from a font host.
+    # Set after the box: Streamlit reads the file with PIL and imports NumPy for it (0.1-0.3 s).
+    st.set_page_config(page_icon=str(PAGE_ICON))
+    base_settings = read_settings()
+    sources_slot.slider(
+        "Sources per answer",
+        1,
+        max(15, base_settings.retrieval.k),  # a configured k above 15 (up to MAX_K) still fits
+        base_settings.retrieval.k,
+        key="k",
+        help="How many papers are retrieved and shown to the answerer.",
+    )
+    page_modules()  # one run at a time; then the imports below only name what is loaded
+    from rag import chat_model_name
+    from ui import map_view
+    from ui.chat_view import answerable_examples, ask, show_reply, use_example
+    from ui.index_view import load_model_assistant, open_or_explain
+    from ui.model_menu import CONFIGURED, ModelChoice, model_choices
+    from ui.render import Turn, escape_message, escape_text
+
+    choices: dict[str, ModelChoice] = {c.key: c for c in model_choices(base_settings, os.environ)}
+    if st.session_state.get("model_choice") not in choices:
+        st.session_state.model_choice = CONFIGURED
+    with menu_slot:
+        st.selectbox(
+            "Answers written by",
+            list(choices),
+            format_func=lambda key: choices[key].label,
+            key="model_choice",
+            help="The configured model and the model presets in config/ that can run here "
+            "(OpenAI's needs `OPENAI_API_KEY`). Switching keeps the chat.",
+        )
+    if unavailable := choices[st.session_state.model_choice].unavailable:  # said in full
+        model_slot.warning(escape_text(unavailable), icon=":material/warning:")
+    choice = choices[st.session_state.model_choice]
+    settings = choice.settings  # only [llm] differs from base_settings
+    model = chat_model_name(settings.llm)
+    offline = model == OFFLINE_MODEL
+    assistant = open_or_explain(base_settings)
+    if assistant is not None and choice.key != CONFIGURED:
+        try:
+            assistant = load_model_assistant(settings, assistant)
+        except AnswerError as e:
+            model_slot.error(escape_message(e), icon=":material/error:")
+            assistant = None
+
+if offline and not on_map:
+    with offline_slot.expander(
+        "Offline: quoted extracts · Connect a model", icon=":material/cloud_off:"
+    ):
+        st.markdown(
+            "Answers are extractive summaries quoted from the abstracts, with no language "
+            "model. To have a model write them, pick one in the sidebar's model menu, or start "
+            f"the app with `OPENAI_API_KEY` set (then `{settings.llm.auto_model}` answers), with "
+            "`RAG_CONFIG=local-server` for a local OpenAI-compatible server (Ollama, vLLM, "
+            "llama.cpp, LM Studio), or with `RAG_LLM__MODEL=openai:MODEL` and "
+            "`RAG_LLM__BASE_URL=http://HOST:PORT/v1`."
+        )
 
 if assistant is not None:
     # Questions refused while the index was missing: it is open now, so they are stale.
@@ -234,7 +294,8 @@ for i, turn in enumerate(turns):
 # After the turns, not above them: the floating box changes what wraps the page (see above),
 # and by now the Map view's chart is replaced, so it is not remounted and drawn again for nothing.
 # Trimmed, and limited before it is echoed (the pipeline refuses longer); blank sends nothing.
-typed = st.chat_input("Ask about ICLR 2025 papers…", max_chars=MAX_QUESTION_CHARS)
+if not box_first:
+    typed = chat_box()
 prompt = (typed or st.session_state.pop("example", None) or "").strip()
 if prompt and assistant is None:
     turns.append(Turn(prompt, error=NOT_SENT))

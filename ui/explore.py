@@ -13,23 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import streamlit as st
 
-from rag import (
-    PaperVectors,
-    TopicMap,
-    load_topic_map,
-    map_path,
-    read_cached_map,
-    read_paper_vectors,
-)
 from rag.errors import StoreError
-from ui.latex import text_only
-from ui.render import escape_message, without_bidi
 
 if TYPE_CHECKING:
-    from rag import Assistant, CitedAnswer
+    import numpy as np
+
+    from rag import Assistant, CitedAnswer, PaperVectors, TopicMap
+
+# The page's first run imports this module (the Chat/Map switch) before its chat box is drawn:
+# the map's modules (NumPy, the index's, the text helpers') are imported where they are used.
 
 VIEWS = ["Chat", "Map"]
 VIEW_KEY = "explore_view"
@@ -74,6 +68,8 @@ _failed: dict[tuple[str, str], str] = {}  # a read that failed for this key, not
 
 
 def _key(assistant: Assistant) -> tuple[str, str]:
+    from rag import map_path
+
     index = assistant.retriever.index
     return str(map_path(index.settings)), index.current_generation()
 
@@ -91,6 +87,8 @@ def corpus_of(assistant: Assistant) -> PaperVectors:
         if failed is not None:
             raise StoreError(failed)
         if key not in _corpora:
+            from rag import read_paper_vectors
+
             _corpora.clear()
             try:
                 _corpora[key] = read_paper_vectors(assistant.retriever.index, key[1])
@@ -102,6 +100,8 @@ def corpus_of(assistant: Assistant) -> PaperVectors:
 
 
 def _load_explorer(assistant: Assistant, compute: bool) -> Explorer | None:
+    from rag import load_topic_map, read_cached_map
+
     key = _key(assistant)
     if key in _explorers:
         return _explorers[key]
@@ -125,6 +125,10 @@ def _load_explorer(assistant: Assistant, compute: bool) -> Explorer | None:
 
 
 def make_explorer(topic_map: TopicMap, corpus: PaperVectors) -> Explorer:
+    import numpy as np
+
+    from ui.latex import text_only
+
     papers = [corpus.get(pid) for pid in topic_map.paper_ids]
     hover, tiers = [], []
     for paper, topic in zip(papers, topic_map.topics, strict=True):
@@ -143,6 +147,9 @@ def make_explorer(topic_map: TopicMap, corpus: PaperVectors) -> Explorer:
 
 def _hover(text: str, width: int = 70) -> str:
     """Escaped for Plotly's HTML subset, wrapped so long titles fit the hover box."""
+    from ui.latex import text_only
+    from ui.render import without_bidi
+
     words, lines, line = text_only(without_bidi(text)).split(), [], ""
     for word in words:
         if line and len(line) + len(word) > width:
@@ -162,6 +169,8 @@ def explorer(assistant: Assistant, compute: bool = True) -> Explorer | None:
     try:
         return _load_explorer(assistant, compute)
     except (StoreError, OSError, ValueError) as e:
+        from ui.render import escape_message
+
         if compute:
             st.error(f"The topic map is not available: {escape_message(e)}")
         return None
