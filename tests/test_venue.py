@@ -22,11 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # "ICLR 2025", "ICLR2025", "ICLR'25", "ICLR-2025" and the OpenReview id "ICLR.cc/2025/...".
 LITERAL = re.compile(r"ICLR(?:[ '\-]?\d|\.cc/\d)")
 DEFINING = "rag/venue.py"
-# Files others were restructuring when the venue became a record; each still writes the venue
-# once (the empty question's message; the page's title, caption and chat box, whose texts
-# ui.render now holds as APP_TITLE, APP_CAPTION and ASK_PLACEHOLDER). Drop them from here once
-# they derive it.
-OWNED_ELSEWHERE = {"ui/app.py"}
+# Files allowed to write the venue besides rag/venue.py: none any more.
+OWNED_ELSEWHERE: set[str] = set()
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

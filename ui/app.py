@@ -29,6 +29,7 @@ from rag.errors import AnswerError, ConfigError, StoreError
 from rag.types import OFFLINE_MODEL, TIERS
 from ui import explore
 from ui.serving import enforce_loopback
+from ui.texts import APP_CAPTION, APP_TITLE, ASK_LIMITED, CHAT_FILE
 
 if TYPE_CHECKING:
     from rag.settings import Settings
@@ -114,7 +115,7 @@ def page_modules() -> bool:
 
 def chat_box() -> str | None:
     """The chat's box, floating at the page's bottom: one widget wherever the run draws it."""
-    return st.chat_input("Ask about ICLR 2025 papers…", max_chars=MAX_QUESTION_CHARS)
+    return st.chat_input(ASK_LIMITED, max_chars=MAX_QUESTION_CHARS)
 
 
 def chat_buttons(turns: list[Turn]) -> None:
@@ -132,7 +133,7 @@ def chat_buttons(turns: list[Turn]) -> None:
     st.download_button(
         "Download chat",
         data=papers_view.chat_export(turns, st.session_state.get(explore.COMPARISONS_KEY, {})),
-        file_name="iclr2025-chat.md",
+        file_name=CHAT_FILE,
         mime="text/markdown",
         on_click="ignore",
         disabled=not turns,
@@ -156,7 +157,7 @@ def read_settings() -> Settings:
 
 enforce_loopback()  # before anything is drawn: a careless config must not expose the chat
 st.set_page_config(
-    page_title="ICLR 2025 research assistant",
+    page_title=APP_TITLE,
     # The map uses the width it is given (a centred column left it about 530 px wide).
     layout="wide" if explore.shown_view() == "Map" else "centered",
 )
@@ -190,8 +191,8 @@ with st.sidebar:
     st.divider()
     chat_actions = st.container()  # filled last, when this run's question is in the chat
 
-st.title("ICLR 2025 research assistant")
-st.caption("Answers grounded in the abstracts of ICLR 2025 papers; every [n] links to its source.")
+st.title(APP_TITLE)
+st.caption(APP_CAPTION)
 explore.view_switch()
 offline_slot = st.container()  # the offline note, once the chosen model is known (an empty
 # container is not drawn at all: the Map view's layout is as it was)

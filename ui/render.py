@@ -19,6 +19,7 @@ from rag import latex_to_text as to_text
 from rag.errors import RagError
 from rag.types import TIERS, Paper
 from ui.latex import display_form, own_macros, plain_text
+from ui.texts import APP_CAPTION, APP_TITLE, ASK_PLACEHOLDER  # noqa: F401 (re-exported)
 from ui.uncited import marking, uncited_of
 
 if TYPE_CHECKING:
@@ -41,12 +42,6 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 # list): the second marker is escaped.
 _NESTED_MARKER = re.compile(r"(?m)^(\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\d{0,9})(?=[-*+.)]\s)")
 TIER_COLOURS = dict(zip(TIERS, ("red", "orange", "blue"), strict=True))
-# The page's own texts that name the venue (the title, the chat box's placeholder).
-APP_TITLE = f"{VENUE.label} research assistant"
-ASK_PLACEHOLDER = f"Ask about {VENUE.label} papers…"
-APP_CAPTION = (
-    f"Answers grounded in the abstracts of {VENUE.label} papers; every [n] links to its source."
-)
 # Terminal and bidi controls, which a hover title has no use for.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Bidi embeddings, overrides, isolates and marks: a title holding U+202E shows reversed text.

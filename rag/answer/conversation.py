@@ -22,7 +22,7 @@ from rag.answer.streaming import capped
 from rag.errors import AnswerError
 from rag.lang.gloss import language
 from rag.lang.question_kind import is_list_request
-from rag.types import Paper, RetrievedPaper
+from rag.types import MAX_QUESTION_CHARS, Paper, RetrievedPaper
 from rag.venue import VENUE
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 History = Sequence[Mapping[str, str]]
 MAX_HISTORY_MESSAGES = 8
-MAX_QUESTION_CHARS = 4000
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
