@@ -309,14 +309,16 @@ def test_a_reader_that_lived_through_an_ingest_reads_the_new_papers_vectors(
     assert len(related_papers(after, added[0], k=5)) == 5
     topic_map = load_topic_map(assistant.retriever.index, corpus=after)
     assert sorted(topic_map.paper_ids) == sorted(after.ids)
+    import rag
+
     read_calls = []
-    original = explore.read_paper_vectors
-    explore.read_paper_vectors = lambda *a: read_calls.append(1) or original(*a)  # type: ignore[assignment]
+    original = rag.read_paper_vectors  # ui.explore imports it from `rag` when it reads
+    rag.read_paper_vectors = lambda *a: read_calls.append(1) or original(*a)  # type: ignore[attr-defined]
     try:
         for _ in range(5):
             assert len(explore.corpus_of(assistant).papers) == 60
     finally:
-        explore.read_paper_vectors = original  # type: ignore[assignment]
+        rag.read_paper_vectors = original  # type: ignore[attr-defined]
     assert read_calls == []  # read once for this generation
 
 
