@@ -91,7 +91,9 @@ class OfflineJudge:
         scores = self.retriever.paper_relevance(question, sources)
         threshold = self.retriever.threshold
         if intent.listing:
-            flags = listed(question, sources, self.retriever, self.embeddings, intent.subject)
+            flags = listed(
+                question, sources, self.retriever, self.embeddings, intent.subject, scores=scores
+            )
             reasons = [ABOUT_SUBJECT if f else OFF_SUBJECT for f in flags]
         else:
             flags = tuple(score >= threshold for score in scores)

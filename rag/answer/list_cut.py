@@ -97,11 +97,14 @@ def listed(
     embeddings: Embeddings,
     subject: str = "",
     calibration: Calibration | None = None,
+    scores: Sequence[float] | None = None,
 ) -> tuple[bool, ...]:
     """Per source, whether a list answer to `question` names it (the first always);
-    `subject`: the list's subject, read with the question's `Intent` (else read here)."""
+    `subject`: the list's subject, read with the question's `Intent` (else read here);
+    `scores`: the sources' relevance when the caller has it (else measured here)."""
     c = calibration or relevance.calibration
-    scores = relevance.paper_relevance(question, sources)
+    if scores is None:
+        scores = relevance.paper_relevance(question, sources)
     subject = subject or list_subject(english_query(question))
     idf = relevance.index.keyword_index().idf
     shares = subject_shares(subject, sources, idf, c.list_lead)
