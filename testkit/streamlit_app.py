@@ -171,3 +171,21 @@ def wait_idle(page: Any, settle_ms: int = 300, timeout_ms: int = 120_000) -> Non
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
     )
     page.wait_for_timeout(settle_ms)
+
+
+def cited_point(page: Any, k: int = 0) -> tuple[float, float]:
+    """The middle of the k-th cited marker of the map as drawn now (its SVG element, not the axes'
+    arithmetic: a redraw or a scroll between reading the axes and tapping moved the tap off
+    the point under load in CI)."""
+    return tuple(
+        page.evaluate(
+            """(k) => {
+                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
+                const i = gd.data.findIndex(t => t.name === 'cited');
+                const trace = gd.querySelectorAll('.scatterlayer .trace')[i];
+                const r = trace.querySelectorAll('.point')[k].getBoundingClientRect();
+                return [r.left + r.width / 2, r.top + r.height / 2];
+            }""",
+            k,
+        )
+    )

@@ -15,7 +15,7 @@ import bibtexparser
 import pytest
 from bibtexparser import middlewares
 
-from testkit.streamlit_app import ask_in_page, chromium, open_app
+from testkit.streamlit_app import ask_in_page, chromium, cited_point, open_app
 from tests.helpers import ARTIFACTS, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
 
 pytestmark = pytest.mark.slow
@@ -27,21 +27,6 @@ def plot_data(page: Any) -> list[dict[str, Any]]:
         """() => document.querySelector('.st-key-map-box .js-plotly-plot').data.map(t => ({
             name: t.name, customdata: Array.from(t.customdata),
             hovertext: Array.from(t.hovertext), x: Array.from(t.x), y: Array.from(t.y)}))"""
-    )
-
-
-def point_on_screen(page: Any, x: float, y: float) -> tuple[float, float]:
-    """Page pixels of the data point (x, y), from Plotly's own axis scales."""
-    return tuple(
-        page.evaluate(
-            """([x, y]) => {
-                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
-                const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
-                const l = gd._fullLayout;
-                return [box.left + l.xaxis.l2p(x), box.top + l.yaxis.l2p(y)];
-            }""",
-            [x, y],
-        )
     )
 
 
@@ -72,7 +57,7 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         expect(chart.locator(".annotation-text", has_text="[1]")).to_have_count(1)
 
         # Hovering the cited point shows its title as text (nothing in it runs).
-        x, y = point_on_screen(page, cited["x"][0], cited["y"][0])
+        x, y = cited_point(page)
         page.mouse.move(x, y)
         hover = chart.locator(".hoverlayer")
         expect(hover).to_contain_text(f"QuokkaNet {SCRIPT}: counting", timeout=10_000)
@@ -81,7 +66,7 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         page.screenshot(path=str(ARTIFACTS / "explore-map.png"))
 
         # Clicking the point opens its card.
-        page.mouse.click(x, y)
+        page.mouse.click(*cited_point(page))
         card = page.locator("[class*='st-key-paper-card-map']")
         expect(card).to_contain_text(f"QuokkaNet {SCRIPT}: counting quokkas", timeout=60_000)
         expect(card).to_contain_text("Spotlight")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
-from testkit.streamlit_app import offline_app, wait_idle
+from testkit.streamlit_app import cited_point, offline_app, wait_idle
 from tests.helpers import ARTIFACTS, CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -143,20 +143,6 @@ def map_charts_drawn(page: Any, settle_ms: int = 5000) -> int:
     return int(page.evaluate("() => window.__mapCharts.size"))
 
 
-def on_screen(page: Any, x: float, y: float) -> tuple[float, float]:
-    return tuple(
-        page.evaluate(
-            """([x, y]) => {
-                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
-                const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
-                const l = gd._fullLayout;
-                return [box.left + l.xaxis.l2p(x), box.top + l.yaxis.l2p(y)];
-            }""",
-            [x, y],
-        )
-    )
-
-
 def finger_tap(page: Any, x: float, y: float) -> None:
     """A tap as a finger makes it: touch down, a tenth of a second, touch up (Playwright's own
     tap lifts at once, before Plotly has found the point under it)."""
@@ -213,12 +199,13 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     print(f"{viewport}: Show on map {shown_after:.2f} s")
 
     # A tap (a click on the laptop) on each cited point opens that paper's card.
-    for pid, x, y in list(zip(cited["customdata"], cited["x"], cited["y"], strict=True))[:2]:
+    for k, pid in enumerate(cited["customdata"][:2]):
         # Not while a rerun (the last card's) is still redrawing the map: a tap then lands on
         # a chart about to be replaced (it failed so in CI under load).
         wait_idle(page, settle_ms=500, timeout_ms=TIMEOUT)
         chart.scroll_into_view_if_needed()
-        px, py = on_screen(page, x, y)
+        page.wait_for_timeout(300)
+        px, py = cited_point(page, k)
         if viewport == "phone":
             finger_tap(page, px, py)
         else:
