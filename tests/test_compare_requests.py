@@ -99,3 +99,19 @@ def test_more_than_four_says_which_four_and_why(seeds: Assistant) -> None:
     assert ids(result, result.compare) == ids(wide, (1, 2, 3, 4))
     assert "[1], [2], [3], [4]" in result.scope_note and "[5] left out" in result.scope_note
     assert "2 to 4" in result.scope_note
+
+
+@pytest.mark.parametrize("question", ["compare [1] and [3]", "compare the third and the first"])
+def test_papers_apart_in_the_list_keep_their_own_numbers(
+    seeds: Assistant, listed: CitedAnswer, question: str
+) -> None:
+    """The text, the table and the source list show [1] and [3], never [3] as [2]."""
+    result = answer(question, assistant=seeds, previous=listed)
+    assert result.compare == (1, 3)
+    assert ids(result, result.compare) == ids(listed, (1, 3))
+    assert {c.n for c in result.citations} == {1, 3}
+    for citation in result.citations:
+        assert listed.sources[citation.n - 1].paper.id == citation.paper_id
+    assert "[3]" in result.answer and "[2]" not in result.answer
+    second = answer("summarize [3]", assistant=seeds, previous=result)
+    assert [c.paper_id for c in second.citations] == ids(listed, (3,))

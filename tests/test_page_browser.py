@@ -155,6 +155,30 @@ def test_one_comparison_however_asked_keeps_the_numbers(
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_papers_apart_in_the_list_keep_their_numbers(app: str, browser: Any, viewport: str) -> None:
+    """Item 2: "compare [1] and [3]" showed [3] as [2] in the text, the table and the source
+    list, so the next "the second one" meant another paper than the reader's [2]."""
+    from playwright.sync_api import expect
+
+    page = open_page(browser, app, viewport)
+    before = titles(ask(page, LIST, 0))
+    assert {1, 2, 3} <= set(before), before
+    compared = ask(page, "compare [1] and [3]", 1)
+    table = compared.locator("[class*='st-key-comparison-'] table")
+    expect(table).to_be_visible(timeout=TIMEOUT)
+    headers = [h.replace("\u2060", "").strip() for h in table.locator("th").all_inner_texts()]
+    numbered = [h for h in headers if h.startswith("[")]
+    assert [h[: h.index("]") + 1] for h in numbered] == ["[1]", "[3]"], headers
+    assert before[3][:30] in numbered[1], (numbered, before)
+    after = titles(compared)
+    assert after[1] == before[1] and after[3] == before[3], (after, before)
+    markers = compared.locator("a[href^='#src-1-']", has_text=re.compile(r"^\[\d+\]$"))
+    shown = {int(m.strip("[]\u2060 ")) for m in markers.all_inner_texts()}
+    assert shown == {1, 3}, shown
+    page.context.close()
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_the_button_and_compare_them_twice_give_one_order(
     app: str, browser: Any, viewport: str
 ) -> None:

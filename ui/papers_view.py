@@ -6,6 +6,7 @@ untrusted).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -154,8 +155,11 @@ def show_comparison_picker(found: Explorer, assistant: Assistant) -> None:
         show_comparison(comparison)
 
 
-def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None:
-    """Build the table (offline or with the chat's model) and keep it for the chat export."""
+def make_comparison(
+    papers: list[Paper], assistant: Assistant, key: str, numbers: tuple[int, ...] = ()
+) -> None:
+    """Build the table (offline or with the chat's model) and keep it for the chat export;
+    `numbers` are the ones the answer gives these papers."""
     try:
         with st.spinner("Comparing…"):
             table = compare_papers(
@@ -168,6 +172,8 @@ def make_comparison(papers: list[Paper], assistant: Assistant, key: str) -> None
     except CompareError as e:
         st.error(escape_message(e))
         return
+    if numbers:
+        table = replace(table, numbers=numbers)
     st.session_state.setdefault(COMPARISONS_KEY, {}).setdefault(key, []).append(table)
 
 
@@ -263,7 +269,8 @@ def compared_in_answer(turn: Turn, answer: CitedAnswer, assistant: Assistant | N
     under it (`answer_tools`)."""
     if assistant is None or st.session_state.get(COMPARISONS_KEY, {}).get(turn.id):
         return
-    make_comparison([answer.sources[n - 1].paper for n in answer.compare], assistant, turn.id)
+    papers = [answer.sources[n - 1].paper for n in answer.compare]
+    make_comparison(papers, assistant, turn.id, answer.compare)
 
 
 def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> None:

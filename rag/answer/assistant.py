@@ -149,6 +149,8 @@ class Turn:
     citable: int | None = None  # only sources[:citable] may be cited (the referenced ones)
     scope_note: str = ""  # a follow-up answered from the previous sources says so
     compare: tuple[int, ...] = ()  # "compare them": the sources the comparison table shows
+    # A comparison: the number the reader saw for each of `sources` (the answer keeps them).
+    seen: tuple[int, ...] = ()
     verdict: Verdict | None = None  # which sources belong (rag.answer.judge); None: a follow-up
     intent: Intent | None = None  # what a new question asks (rag.lang.intent); None: a follow-up
     previous_papers: list[Paper] = field(default_factory=list)  # the last answer's sources

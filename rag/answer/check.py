@@ -94,7 +94,8 @@ def finish(turn: Turn, text: str, assistant: Assistant) -> CitedAnswer:
             scope_note=turn.scope_note,
             compare=turn.compare,
             **verdict_fields(turn.verdict, turn.intent, turn.question),
-        )
+        ),
+        turn.seen,
     )
     return result
 

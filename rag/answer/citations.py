@@ -7,6 +7,7 @@ without a cycle.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -132,15 +133,19 @@ class CitedAnswer:
         }
 
 
-def numbered(result: CitedAnswer) -> CitedAnswer:
+def numbered(result: CitedAnswer, seen: Sequence[int] = ()) -> CitedAnswer:
     """`result` with its sources in reading order: cited first, by first citation, no gaps.
 
     The one place source numbers change, for the offline and the model's answers alike;
-    the text's markers and each `Citation.n` follow.
+    the text's markers and each `Citation.n` follow. A comparison keeps the numbers the reader
+    saw (`seen[i]` for source i + 1): "compare [1] and [3]" answers with [1] and [3].
     """
-    if result.compare:  # a comparison keeps the numbers of the list it compares (issue 31)
-        return result
-    order = source_order(result.answer, len(result.sources))
+    if result.compare:
+        if not seen or list(seen) == list(range(1, len(result.sources) + 1)):
+            return result
+        order = sorted(range(1, len(result.sources) + 1), key=lambda old: seen[old - 1])
+    else:
+        order = source_order(result.answer, len(result.sources))
     mapping = {old: new for new, old in enumerate(order, start=1)}
     if all(old == new for old, new in mapping.items()):
         return result

@@ -46,6 +46,7 @@ def follow_up(
     turn = referring_turn(question, text, standalone, reference, shown, cited, assistant, filters)
     if compared and (turn.citable or 0) >= 2:
         turn.compare = tuple(range(1, min(turn.citable or 0, MAX_COMPARED) + 1))
+        turn.seen = tuple(shown.index(s) + 1 for s in turn.sources)
         if dropped:
             turn.scope_note += " " + message("compare_first", question).format(
                 compared=", ".join(f"[{n}]" for n in reference.numbers),

@@ -86,5 +86,6 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             scope_note=turn.scope_note,
             compare=turn.compare,
             **verdict_fields(verdict, turn.intent, turn.question),
-        )
+        ),
+        turn.seen,
     )

@@ -104,6 +104,8 @@ class Comparison:
     model: str = OFFLINE_MODEL
     dropped_citations: int = 0
     notes: list[str] = field(default_factory=list)
+    # The numbers the reader knows the papers by ("compare [1] and [3]"); default 1..k.
+    numbers: tuple[int, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The `rag compare --json` object."""
@@ -140,7 +142,7 @@ class Comparison:
         cite with them.
         """
         clean = escape or _table_text
-        shown = list(numbers) or list(range(1, len(self.papers) + 1))
+        shown = list(numbers or self.numbers) or list(range(1, len(self.papers) + 1))
         header = "| | " + " | ".join(
             f"{marker.format(n=n)} {clean(p.title)}"
             for n, p in zip(shown, self.papers, strict=True)
@@ -154,7 +156,7 @@ class Comparison:
     def markdown(self, escape: Any = None, numbers: Sequence[int] = ()) -> str:
         """The table (for the chat export), then the numbered papers."""
         clean = escape or _table_text
-        shown = list(numbers) or list(range(1, len(self.papers) + 1))
+        shown = list(numbers or self.numbers) or list(range(1, len(self.papers) + 1))
         lines = [self.table(escape, numbers=shown), ""]
         for n, p in zip(shown, self.papers, strict=True):
             tier = f" ({clean(p.decision)})" if p.decision else ""
