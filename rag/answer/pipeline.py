@@ -145,7 +145,13 @@ def _prepare(
         return turn
     intent = understand(searched)  # what the question asks, read once
     filters, note = question_filters(intent.asked, filters, text)
-    sources = assistant.retriever.search(intent.search, k=k, filters=filters)
+    # The offline judge checks more candidates for a list than the sources setting shows
+    # (list_pool), and keeps k: one search at that depth (its first k are the search for k).
+    judge, wanted = judge_for(assistant, budget), k or assistant.settings.retrieval.k
+    pool = assistant.retriever.calibration.list_pool
+    depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
+    candidates = assistant.retriever.search(intent.search, k=depth, filters=filters)
+    sources = candidates[:wanted]
     turn = Turn(question, intent.search, sources, scope_note=note, intent=intent)
     turn.previous_papers = before.papers
     turn.result = record_answer(turn, intent.asked, assistant)
@@ -157,15 +163,10 @@ def _prepare(
     if unknown is not None:
         turn.result = refuse(turn, assistant, unknown)
         return turn
-    # Which candidates belong, and whether any does; the offline judge checks more
-    # candidates for a list than the sources setting shows (list_pool), and keeps k.
-    judge, wanted = judge_for(assistant, budget), k or assistant.settings.retrieval.k
-    pool = assistant.retriever.calibration.list_pool
-    if intent.listing and judge is assistant.judge and pool > wanted:
-        sources = assistant.retriever.search(intent.search, k=pool, filters=filters)
-    turn.verdict = judge.judge(intent, sources)
-    if len(sources) > wanted:
-        turn.sources, turn.verdict = kept(turn.verdict, sources, wanted)
+    # Which candidates belong, and whether any does.
+    turn.verdict = judge.judge(intent, candidates)
+    if len(candidates) > wanted:
+        turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
     if not turn.verdict.answers:
         turn.result = refuse(turn, assistant)
     return turn
