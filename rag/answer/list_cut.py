@@ -108,13 +108,22 @@ def listed(
     subject = subject or list_subject(english_query(question))
     idf = relevance.index.keyword_index().idf
     shares = subject_shares(subject, sources, idf, c.list_lead)
-    close = subject_closeness(subject, sources, embeddings) if sources else []
-    top = max(close, default=0.0)
+    # Closeness (the costly part: every sentence embedded) only for the papers that may be
+    # listed: the first, and those relevant enough whose share of the subject could clear
+    # the bar; the best closeness among them sets it.
+    could = [
+        n == 0 or (score >= relevance.threshold and share >= c.list_min_coverage)
+        for n, (score, share) in enumerate(zip(scores, shares, strict=True))
+    ]
+    picked = [s for s, ok in zip(sources, could, strict=True) if ok]
+    measured = iter(subject_closeness(subject, picked, embeddings) if picked else [])
+    close = [next(measured) if ok else None for ok in could]
+    top = max((near for near in close if near is not None), default=0.0)
     return tuple(
         n == 0
         or (
-            score >= relevance.threshold
+            near is not None
             and share - c.list_closeness_weight * (top - near) >= c.list_min_coverage
         )
-        for n, (score, share, near) in enumerate(zip(scores, shares, close, strict=True))
+        for n, (share, near) in enumerate(zip(shares, close, strict=True))
     )

@@ -46,9 +46,10 @@ T = TypeVar("T")
 # contradictions that reuse the abstract's own words.
 # The support of a claim that is the abstract's sentence itself (an offline answer's quotes).
 VERBATIM_SUPPORT = 1.0 + MINILM.support_lexical_weight
-_DEFINITION = re.compile(
-    r"((?:[A-Za-z][\w-]*\s+){0,7}[A-Za-z][\w-]*)\s+\(([A-Z][A-Za-z0-9-]*[A-Z]s?)\)"
-)
+# "Masked diffusion models (MDMs)": the abbreviation in brackets, then up to 8 words before it
+# (found from the bracket back: a pattern that starts with the words tries every position).
+_DEFINED = re.compile(r"\s+\(([A-Z][A-Za-z0-9-]*[A-Z]s?)\)")
+_WORDS_BEFORE = re.compile(r"((?:[A-Za-z][\w-]*\s+){0,7}[A-Za-z][\w-]*)$")
 
 
 @dataclass(frozen=True)
@@ -243,10 +244,16 @@ def _with_pairs(sentences: list[str]) -> list[str]:
 def abbreviations(abstract: str) -> dict[str, str]:
     """Abbreviations the abstract defines, "Masked diffusion models (MDMs)" -> {"MDMs": ...}."""
     found: dict[str, str] = {}
-    for match in _DEFINITION.finditer(abstract):
-        abbr = match.group(2)
+    for match in _DEFINED.finditer(abstract):
+        start = max(0, match.start() - 400)
+        if start:  # from a word's start
+            start = abstract.find(" ", start, match.start()) + 1 or start
+        before = _WORDS_BEFORE.search(abstract, start, match.start())
+        if before is None:
+            continue
+        abbr = match.group(1)
         letters = re.sub(r"[^A-Za-z]", "", abbr.removesuffix("s")).lower()
-        words = match.group(1).split()
+        words = before.group(1).split()
         for size in range(1, min(len(words), 8) + 1):
             phrase = words[-size:]
             initials = "".join(w[0] for w in phrase).lower()
