@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rag.answer.grounding import FALLBACK_NOTE
+from rag.answer.grounding import FALLBACK_NOTE, OVERRULED_NOTE
 from rag.answer.model_refusal import is_refusal
 from rag.answer.pipeline import Assistant, answer, stream_answer
 from rag.answer.prompts import NOT_ANSWERED
@@ -119,3 +119,28 @@ def test_the_cli_prints_the_chinese_refusal(
     row = json.loads(capsys.readouterr().out)
     assert code == 0 and row["abstained"] and row["grounding"] == "refused"
     assert row["refusal"] == ZH_REFUSED and row["citations"] == [] and row["nearest"]
+
+
+@pytest.mark.parametrize(
+    "question", ["explain PivotMesh in simple terms", "PivotMesh 是做什么的？"]
+)
+def test_a_refusal_of_the_paper_the_question_names_is_overruled(
+    srv: OpenAIServer, assistant: Assistant, question: str
+) -> None:
+    """The judge found the paper the question names first: a small model's "the sources do
+    not answer" is its mistake, so the offline answer quotes that paper, saying why."""
+    srv.script(NOT_ANSWERED, NOT_ANSWERED)  # the rewrite of a Chinese question, then the answer
+    result = answer(question, assistant=assistant)
+    lang = "zh" if "是" in question else "en"
+    assert not result.abstained and result.grounding == "fallback"
+    assert result.note == OVERRULED_NOTE[lang] and result.answer.startswith(result.note)
+    assert result.citations and result.citations[0].n == 1
+    assert "PivotMesh" in result.sources[0].paper.title
+    assert all(c.supported for c in result.citations)
+
+
+def test_a_refusal_of_a_topic_the_abstracts_may_not_cover_stands(
+    srv: OpenAIServer, assistant: Assistant
+) -> None:
+    srv.script(NOT_ANSWERED)
+    assert_app_refusal(answer(INT4, assistant=assistant), "en")

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
-from rag.answer.grounding import grounded, strict_messages, uncited_sentences, with_note
+from rag.answer.grounding import (
+    OVERRULED_NOTE,
+    grounded,
+    strict_messages,
+    uncited_sentences,
+    with_note,
+)
 from rag.answer.judge import verdict_fields
 from rag.answer.markers import check_citations
 from rag.answer.model_refusal import is_refusal, model_refusal
@@ -30,6 +36,8 @@ def checked_answer(turn: Turn, text: str, assistant: Assistant, ask: Ask) -> Cit
     """The answer from the model's `text`; an ungrounded one is asked again with `ask`, once,
     then the offline answer stands in, saying why."""
     result = finish(turn, text, assistant)
+    if result.grounding == "refused" and _judged_answerable(turn):
+        return with_note(write_offline(turn, assistant), OVERRULED_NOTE)
     if grounded(result):
         return _mark(result, "cited")
     try:
@@ -42,6 +50,17 @@ def checked_answer(turn: Turn, text: str, assistant: Assistant, ask: Ask) -> Cit
     if again is not None and grounded(again) and _found(again):
         return _mark(again, "reasked")
     return with_note(write_offline(turn, assistant))
+
+
+def _judged_answerable(turn: Turn) -> bool:
+    """The judge found the paper the question names first, or a list's papers on its subject:
+    a model's refusal is then its mistake (a small model refuses "explain X in simple terms"
+    and most lists), and the offline answer from those papers stands in."""
+    verdict = turn.verdict
+    if verdict is None or not verdict.answers:
+        return False
+    listing = turn.intent is not None and turn.intent.listing
+    return verdict.named is not None or (listing and verdict.matched > 0)
 
 
 def _found(result: CitedAnswer) -> bool:

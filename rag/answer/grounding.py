@@ -53,9 +53,18 @@ def strict_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
     return [*messages[:-1], HumanMessage(str(last.content) + STRICT_INSTRUCTION)]
 
 
-def with_note(fallback: CitedAnswer) -> CitedAnswer:
+# The model said the sources do not answer, but the judge found what the question asks for.
+OVERRULED_NOTE = {
+    "en": "(The model said the sources do not answer this, but the paper the question names "
+    "or the papers on its subject were found, so their abstracts are quoted instead.)",
+    "zh": "（模型认为来源无法回答，但已找到问题所指的论文或相关主题的论文，"
+    "因此改为直接引用其摘要。）",
+}
+
+
+def with_note(fallback: CitedAnswer, notes: dict[str, str] = FALLBACK_NOTE) -> CitedAnswer:
     """The offline answer shown in place of an ungrounded one, saying why."""
-    note = FALLBACK_NOTE[question_language(fallback.question)]
+    note = notes[question_language(fallback.question)]
     fallback.answer = f"{note}\n\n{fallback.answer}"
     fallback.grounding = "fallback"
     fallback.note = note
