@@ -147,6 +147,17 @@ def latin_part(text: str) -> str:
     return _SPACE_BEFORE_STOP.sub(r"\1", " ".join(rest.split()))
 
 
+def title_text(text: str) -> str:
+    """The words a question can quote a title or a name with: a question with Chinese in it,
+    its Latin part (the gloss adds the Chinese words' senses: 叫 "shout call", 做 "make
+    produce"); else the question in English."""
+    if _CJK_RUN.search(text):
+        rest = latin_part(text)
+        if any(c.isalnum() for c in rest):
+            return rest
+    return english_query(text)
+
+
 def english_part(text: str) -> str | None:
     """What of `text` the bundled English model can judge: itself when it is English; its
     Latin part when it is mostly English with a few CJK letters (see `MOSTLY_CJK`) and that

@@ -37,7 +37,7 @@ from pathlib import Path
 from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
-from rag.lang.gloss import english_query
+from rag.lang.gloss import title_text
 from rag.lang.intent import words
 from rag.types import Paper, RetrievedPaper
 from rag.venue import VENUE
@@ -45,7 +45,10 @@ from rag.venue import VENUE
 # A name used by this many papers' titles and abstracts names no paper in particular.
 MAX_PAPERS_USING = 15
 # The head of a title before ": " or " - " (also " -- ", en and em dashes; "Forte : ...").
-_HEAD = re.compile(r"^\s*([^:\u2013\u2014]{2,60}?)\s*(?::|\s(?:-{1,2}|[\u2013\u2014]))\s+\S")
+# Also "GDrag:Towards ...", a colon with no space before a capital.
+_HEAD = re.compile(
+    r"^\s*([^:\u2013\u2014]{2,60}?)\s*(?::\s+\S|:(?=[A-Z])|\s(?:-{1,2}|[\u2013\u2014])\s+\S)"
+)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
 # Venues: in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...".
@@ -130,7 +133,7 @@ def asks_title(question: str, title: str) -> bool:
 
 def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
     """The ids of `titles` (id -> title) that the question asks about by title."""
-    asked = terms(english_query(question))
+    asked = terms(title_text(question))
     found = []
     for pid, title in titles.items():
         words = terms(title)
@@ -149,7 +152,7 @@ def named_records(question: str, match: NameMatch | None, titles: dict[str, str]
     if match is None or not ids or match.whole_subject:  # the whole subject: `named_first`
         return []
     frame = terms(" ".join(words()["words"]["name_frame"]))
-    rest = terms(english_query(question)) - terms(match.name) - frame
+    rest = terms(title_text(question)) - terms(match.name) - frame
     return [pid for pid in ids if not rest or rest & terms(titles[pid])]
 
 
@@ -349,7 +352,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 2
+NAMES_VERSION = 3  # 3: "GDrag:Towards" (a colon with no space) heads a name
 
 
 class PaperNames:
@@ -410,6 +413,13 @@ class PaperNames:
         )
         self._checked = set(built.written.values())
         return built.match(question)
+
+    def named_all(self, question: str, keyword: KeywordIndex | None = None) -> list[NameMatch]:
+        """Every name of a paper the question writes ("tldr Field-DiT pls": TLDR and
+        Field-DiT), each checked against the store as `named` checks the first."""
+        if self.named(question, keyword) is None:
+            return []
+        return [m for m in self.current(keyword).matches(question) if self._defines(m)]
 
     def naming(self, question: str, results: Sequence[RetrievedPaper]) -> NameMatch | None:
         """The name the question writes whose paper retrieval put first, or None."""

@@ -110,7 +110,10 @@ class Retriever:
                 ids = sorted(match.paper_ids, key=lambda pid: pid in records)
                 match = replace(match, paper_ids=tuple(ids))
             ranked, fused = named_first(ranked, match, fused)
-            ranked, fused = lifted(ranked, named_records(original, match, records), fused)
+            # A title record named inside a longer question, by any name it writes.
+            named = self.names.named_all(original, keyword) if match is not None else []
+            ids = [pid for m in named for pid in named_records(original, m, records)]
+            ranked, fused = lifted(ranked, list(dict.fromkeys(ids)), fused)
             # A question that names an author: all their papers first.
             asked = read_question(original)
             person = self.people.named(original, asked.people, keyword)

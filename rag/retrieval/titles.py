@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from rag.common.lexical import STOPWORDS, stem
 from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
-from rag.lang.gloss import english_query
+from rag.lang.gloss import title_text
 from rag.lang.intent import without_venue, words
 from rag.retrieval.people import fold
 from rag.types import Paper
@@ -42,15 +42,9 @@ MIN_WEIGHT = 8.0  # IDF (natural log) of what the question shares with the title
 COVERED = 0.9  # share of a part's weight that counts as the whole part
 RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
 RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
-# Words that frame a question about one paper, besides `name_frame` (rag/lang) and stopwords.
-_FRAME = (
-    "what is it about me please saw see seen heard hear came come across poster posters "
-    "session talk present presented presentation oral spotlight booth conference read "
-    "remember recall something thing titled named called do did"
-)
 # Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
 # "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
-_PARTS = re.compile(r"\s*:\s+|\s+(?:-{1,2}|[\u2013\u2014])\s+")
+_PARTS = re.compile(r"\s*:\s+|:(?=[A-Z])|\s+(?:-{1,2}|[\u2013\u2014])\s+")
 
 
 def title_words(text: str) -> list[str]:
@@ -67,7 +61,7 @@ def title_words(text: str) -> list[str]:
 
 
 def _frame() -> frozenset[str]:
-    return frozenset(title_words(" ".join([*words()["words"]["name_frame"], _FRAME])))
+    return frozenset(title_words(" ".join(words()["words"]["name_frame"])))
 
 
 def title_parts(title: str) -> list[list[str]]:
@@ -111,9 +105,11 @@ class TitleIndex:
             held = len(self.postings.get(word, ())) + counts.get(word, 0)
             return math.log(1 + n / (1 + held))
 
-        text = english_query(without_venue(question))
-        written = title_words(text)
-        asked = [w for w in written if w not in self._frame]
+        written = title_words(title_text(without_venue(question)))
+        # A word no title or abstract holds (a typo: "scael") tells no title apart.
+        known = [w for w in written if w in self.postings or counts.get(w)]
+        asked = [w for w in known if w not in self._frame]
+        written = known
         weight = {w: idf(w) for w in written}
         total = sum(weight[w] for w in asked)
         # A title without the heaviest words, worth more than 1 - QUESTION_SHARE of the
@@ -163,7 +159,7 @@ def _covered(
     return whole if run else None
 
 
-TITLES_VERSION = 2
+TITLES_VERSION = 3  # 3: "GDrag:Towards" splits into head and subtitle
 
 
 class PaperTitles:
