@@ -18,8 +18,9 @@ from rag.answer.conversation import offline_standalone
 from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
 from rag.index.bm25 import KeywordIndex
 from rag.index.ingest import build_index
+from rag.lang.question_kind import subject
 from rag.models.minilm import LocalEmbeddings
-from rag.retrieval.names import NameIndex, PaperNames, name_shaped, subject, title_names
+from rag.retrieval.names import NameIndex, PaperNames, name_shaped, title_names
 from rag.settings import Settings
 from rag.types import Paper
 from tests.helpers import CORPUS_JSONL, ROOT, make_settings, read_jsonl

@@ -5,6 +5,7 @@ and whether it wants what a paper does or what it found.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 SUMMARY_REQUEST = re.compile(
     r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
@@ -97,3 +98,35 @@ def answer_mode(question: str) -> str:
     if is_list_request(question):
         return "list"
     return "summary" if is_summary_request(question) else "answer"
+
+
+# "What is X?", "Summarize X.", "How does X work?", "X 是什么？", "介绍一下 X": X is the subject.
+_SUBJECT_EN = re.compile(
+    r"^\s*(?:(?:can|could)\s+you\s+|please\s+)?"
+    r"(?:what\s+(?:is|are|was)|what's|who\s+is|explain|describe|define|summari[sz]e|"
+    r"give\s+(?:me\s+)?(?:an?\s+)?(?:summary|overview)\s+of|tell\s+me\s+about|"
+    r"how\s+(?:does|do|did)|what\s+(?:does|do|did))\s+"
+    r"(?:the\s+)?(?P<x>.+?)"
+    r"(?:\s+(?:paper|method|model|approach|framework|benchmark|dataset|algorithm))?"
+    r"(?:\s+(?:work|do|propose|introduce|mean|achieve))?\s*(?:,?\s*please)?[\s?.!。？！]*$",
+    re.IGNORECASE,
+)
+_SUBJECT_ZH = re.compile(
+    r"^\s*(?:请\s*)?(?:介绍一下|介绍|总结一下|总结|概括一下|概括|解释一下|解释|讲讲|说说)\s*"
+    r"(?P<x>.+?)\s*(?:这篇|的)?\s*(?:论文|方法|模型|框架)?[\s?.!。？！]*$"
+    r"|^\s*(?P<y>.+?)\s*(?:这篇论文|论文|方法|模型|框架)?\s*"
+    r"(?:是什么|是啥|是什么方法|是什么意思|是如何工作的|是怎么工作的|如何工作|怎么工作|讲了什么)"
+    r"[\s?.!。？！]*$"
+)
+
+
+def subject(question: str) -> str | None:
+    """What a "What is X?" / "Summarize X" / "X 是什么？" question asks about, or None."""
+    text = unicodedata.normalize("NFKC", question).strip()
+    m = _SUBJECT_EN.match(text)
+    if m:
+        return m.group("x").strip(" \"'“”")
+    m = _SUBJECT_ZH.match(text)
+    if m:
+        return (m.group("x") or m.group("y") or "").strip(" \"'“”「」《》")
+    return None

@@ -39,6 +39,7 @@ from rag.index.bm25 import KeywordIndex
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import title_text
 from rag.lang.intent import words
+from rag.lang.question_kind import subject
 from rag.types import Paper, RetrievedPaper
 from rag.venue import VENUE
 
@@ -54,24 +55,6 @@ _VERSION = re.compile(r"\d+(?:\.\d+)*")
 # Venues: in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...".
 VENUES = frozenset({VENUE.name.lower(), *"neurips icml cvpr iccv eccv acl emnlp aaai".split()})
 _PARENS = re.compile(r"\(([A-Za-z][A-Za-z0-9+\-]{1,30})\)")
-# "What is X?", "Summarize X.", "How does X work?", "X 是什么？", "介绍一下 X": X is the subject.
-_SUBJECT_EN = re.compile(
-    r"^\s*(?:(?:can|could)\s+you\s+|please\s+)?"
-    r"(?:what\s+(?:is|are|was)|what's|who\s+is|explain|describe|define|summari[sz]e|"
-    r"give\s+(?:me\s+)?(?:an?\s+)?(?:summary|overview)\s+of|tell\s+me\s+about|"
-    r"how\s+(?:does|do|did)|what\s+(?:does|do|did))\s+"
-    r"(?:the\s+)?(?P<x>.+?)"
-    r"(?:\s+(?:paper|method|model|approach|framework|benchmark|dataset|algorithm))?"
-    r"(?:\s+(?:work|do|propose|introduce|mean|achieve))?\s*(?:,?\s*please)?[\s?.!。？！]*$",
-    re.IGNORECASE,
-)
-_SUBJECT_ZH = re.compile(
-    r"^\s*(?:请\s*)?(?:介绍一下|介绍|总结一下|总结|概括一下|概括|解释一下|解释|讲讲|说说)\s*"
-    r"(?P<x>.+?)\s*(?:这篇|的)?\s*(?:论文|方法|模型|框架)?[\s?.!。？！]*$"
-    r"|^\s*(?P<y>.+?)\s*(?:这篇论文|论文|方法|模型|框架)?\s*"
-    r"(?:是什么|是啥|是什么方法|是什么意思|是如何工作的|是怎么工作的|如何工作|怎么工作|讲了什么)"
-    r"[\s?.!。？！]*$"
-)
 _SHAPED = re.compile(
     r"^(?=.*[A-Za-z])(?:[A-Za-z0-9+\-]*[a-z][A-Z][A-Za-z0-9+\-]*"  # CamelCase: FlexPrefill
     r"|[A-Z0-9+\-]*[A-Z][A-Z0-9+\-]*[A-Z0-9][A-Za-z0-9+\-]*"  # capitals: CAKE, DPLM-2
@@ -103,18 +86,6 @@ def ordinary(name: str) -> bool:
     it must be written as the title writes it, in capitals, or asked about alone."""
     words = [w for w in re.split(r"[\s\-]+", name.lower()) if w]
     return bool(words) and all(w in english_words() for w in words)
-
-
-def subject(question: str) -> str | None:
-    """What a "What is X?" / "Summarize X" / "X 是什么？" question asks about, or None."""
-    text = unicodedata.normalize("NFKC", question).strip()
-    m = _SUBJECT_EN.match(text)
-    if m:
-        return m.group("x").strip(" \"'“”")
-    m = _SUBJECT_ZH.match(text)
-    if m:
-        return (m.group("x") or m.group("y") or "").strip(" \"'“”「」《》")
-    return None
 
 
 # Shares of a title's content words a question must hold, and of the question's words the
