@@ -78,6 +78,8 @@ def test_a_paper_without_an_abstract_is_answered_from_its_record_alone(assistant
     assert not result.abstained
     assert [c.paper_id for c in result.citations] == [KAN]  # no other paper's abstract
     assert result.citations[0].quote == "KAN: Kolmogorov–Arnold Networks"  # its title, as such
+    cited = result.citations[0]
+    assert (cited.evidence, cited.start, cited.end) == ("title", 0, len(cited.quote))
     assert "abstract not in the bundled corpus" in result.answer
     assert "Accept (Oral)" in result.answer and "Max Tegmark" in result.answer
     assert "rag fetch" in result.answer

@@ -13,7 +13,8 @@ from typing import Any
 
 from rag.answer.markers import renumber, source_order
 from rag.answer.support import VERBATIM_SUPPORT, Quote
-from rag.types import RetrievedPaper
+from rag.index.passages import passages
+from rag.types import Paper, RetrievedPaper
 
 
 @dataclass
@@ -36,6 +37,11 @@ class Citation:
     authors: tuple[str, ...] = ()
     authors_ordered: bool = True
     has_abstract: bool = True
+    # Where the quote is: "abstract" (a sentence of it, `abstract[start:end]`), "title" (a
+    # title record's title, `title[start:end]`), "" (no quote).
+    evidence: str = ""
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass
@@ -94,6 +100,9 @@ class CitedAnswer:
                     "quote": c.quote,
                     "supported": c.supported,
                     "support": None if c.support is None else round(c.support, 3),
+                    "evidence": c.evidence,
+                    "start": c.start,
+                    "end": c.end,
                 }
                 for c in self.citations
             ],
@@ -163,6 +172,7 @@ def cite(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:
         paper = sources[quote.n - 1].paper
         # An unsupported claim gets no quote: no sentence may look like its evidence.
         text = "" if quote.supported is False else quote.quote
+        evidence, start, end = located(paper, text)
         citations.append(
             Citation(
                 quote.n,
@@ -177,6 +187,23 @@ def cite(quotes: list[Quote], sources: list[RetrievedPaper]) -> list[Citation]:
                 authors=paper.authors,
                 authors_ordered=paper.authors_ordered,
                 has_abstract=paper.has_abstract,
+                evidence=evidence,
+                start=start,
+                end=end,
             )
         )
     return citations
+
+
+def located(paper: Paper, quote: str) -> tuple[str, int | None, int | None]:
+    """Where `quote` is in the paper: a passage of its abstract (its offsets), or its title."""
+    if not quote:
+        return "", None, None
+    for passage in passages(paper.abstract):
+        if passage.text == quote:
+            return "abstract", passage.start, passage.end
+    at = paper.abstract.find(quote)
+    if at >= 0:  # two sentences quoted together
+        return "abstract", at, at + len(quote)
+    at = paper.title.find(quote)
+    return ("title", at, at + len(quote)) if at >= 0 else ("", None, None)

@@ -28,69 +28,11 @@ from rag.answer.markers import inert_markers
 from rag.answer.support import Quote, spell_out
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import mmr, unit_rows
-from rag.index.chunking import sentences
+from rag.index.passages import Passage, contribution, passages
 from rag.lang.messages import MESSAGES
 from rag.lang.question_kind import WANTS_EVALUATION, WANTS_RESULTS, WHICH_HOW, answer_mode
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import RetrievedPaper
-
-_METHOD = re.compile(
-    r"\b(?:we|this (?:paper|work)|our (?:paper|work))\b[^.;]{0,60}?"
-    r"\b(?:propos|introduc|present|develop|design|build|formulat)\w*",
-    re.IGNORECASE,
-)
-_RESULT = re.compile(
-    r"\b(?:outperform|improv|achiev|surpass|state-of-the-art|sota|speed-?up|faster|reduc|"
-    r"boost|gain|exceed|better|match|competitive|accura|demonstrat|show)\w*|\d+(?:\.\d+)?\s*%|"
-    r"\d+(?:\.\d+)?\s*[x×]\b",
-    re.IGNORECASE,
-)
-# "We find / show / prove that ...": what the paper establishes.
-_FINDING = re.compile(
-    r"\bwe\b[^.;]{0,50}?\b(?:find|found|show|discover|prove|demonstrat|identif|observ|reveal"
-    r"|trace|establish|uncover|confirm)\w*",
-    re.IGNORECASE,
-)
-# Prior work and the field at large: context, not what this paper does.
-_BACKGROUND = re.compile(
-    r"^\W*(?:Prior|Previous|Existing|Recent(?:ly)?|Current(?:ly)?|Traditional(?:ly)?"
-    r"|Conventional(?:ly)?|Most|Many|Several|Popular|Typical(?:ly)?)\b|\bet\s+al\.|"
-    r"\bprior\s+work\b|\bexisting\s+(?:methods|approaches|works?)\b"
-    # the field's record, not this paper's: "LLM agents have shown great potential ..."
-    r"|^\W*(?!we\b|our\b)(?:[\w()-]+\s+){1,6}(?:have|has)\s+(?:recently\s+)?(?:shown|demonstrated"
-    r"|achieved|emerged|become|gained|attracted|made|seen|witnessed)\b",
-    re.IGNORECASE,
-)
-# What a paper was evaluated on and what it scored: for "how is X evaluated" questions.
-_EVALUATION = re.compile(
-    r"\b(?:benchmark\w*|evaluat\w*|experiment\w*|datasets?|resolve\s+rate|accuracy|[A-Z][\w-]*"
-    r"-?(?:bench|Bench|Arena|QA)\b)|\d+(?:\.\d+)?\s*%",
-)
-# "Specifically, ..." spells out the method just named: it answers "how".
-_ELABORATION = re.compile(r"^\W*(?:Specifically|Concretely|In\s+particular)\b")
-_PROBLEM = re.compile(
-    r"\b(?:however|challeng\w*|remains?|suffer\w*|limitations?|expensive|costly|prohibitive\w*"
-    r"|struggl\w*|fails?|lacks?|lacking|difficult\w*|bottlenecks?|hinder\w*|impractical"
-    r"|inefficien\w*|quadratic\w*|underexplored|unclear|open\s+question|little\s+is\s+known)\b",
-    re.IGNORECASE,
-)
-# Openers that need the sentence before to be understood ("However, these methods ...").
-_LEANING = re.compile(
-    r"^\W*(?:However|But|Yet|These|Those|Such|They|It|Its|Their|Moreover|Furthermore"
-    r"|Additionally|In\s+addition|Also|Nevertheless|Nonetheless|Thus|Therefore|Hence"
-    r"|Consequently|As\s+a\s+result|In\s+contrast|Instead|Similarly|Meanwhile"
-    r"|Unfortunately|Despite\s+(?:this|these|that)|To\s+(?:this|that)\s+end"
-    r"|To\s+(?:address|tackle|solve|overcome|mitigate|alleviate|resolve|remedy|handle|fill|bridge)"
-    r"\s+(?:this|these|that|those|such|the\s+(?:above|aforementioned))"
-    r"|This(?!\s+(?:paper|work|study|article|report|thesis|manuscript)\b))\b"
-)
-_SIDE = re.compile(r"\b(?:also|further(?:more)?|additionally|finally)\b", re.IGNORECASE)
-# Sentences that only point elsewhere answer nothing.
-_NOISE = re.compile(
-    r"https?://|www\.|github\.com|\b(?:code|data|models?|project page)\b[^.]{0,40}"
-    r"\b(?:available|released|found)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -100,8 +42,15 @@ class Sentence:
     text: str  # an exact slice of the abstract
     similarity: float  # cosine similarity to the question, plus shared rare terms, plus the
     # preference for contribution / result sentences and against leaning ones (`_quality`)
-    leaning: bool = False  # needs the sentence before it
-    claim: bool = False  # says what the paper does or finds ("we propose", "outperforms")
+    passage: Passage  # the sentence read: what it says (rag.index.passages)
+
+    @property
+    def leaning(self) -> bool:  # needs the sentence before it
+        return self.passage.leaning
+
+    @property
+    def claim(self) -> bool:  # says what the paper does or finds ("we propose", "outperforms")
+        return self.passage.claim
 
 
 @dataclass(frozen=True)
@@ -135,10 +84,8 @@ class ExtractiveOptions:
 
 def contribution_sentence(abstract: str) -> str:
     """The sentence that says what the paper contributes ("We propose X, ..."), exact."""
-    texts = sentences(abstract) or [abstract]
-    methods = [t for t in texts if _METHOD.search(t) and not _NOISE.search(t)]
-    standing = [t for t in methods if not _LEANING.search(t)]
-    return (standing or methods or texts)[0]
+    found = contribution(abstract)
+    return found.text if found is not None else abstract
 
 
 def extractive_answer(
@@ -202,17 +149,15 @@ def _listed(
             continue
         # The paper's own contribution: a "we propose / introduce" sentence that stands alone
         # and is not a side contribution ("We also introduce..."), the best-matching such one.
-        claims = [s for s in own if _METHOD.search(s.text) and not _SIDE.search(s.text)]
+        claims = [s for s in own if s.passage.method and not s.passage.side]
         best = max(
             [s for s in claims if not s.leaning] or claims or own, key=lambda s: s.similarity
         )
         before = by_position.get((n, best.position - 1)) if best.leaning else None
         abstract = sources[n - 1].paper.abstract
         shown = best.text
-        if before is not None:
-            start = abstract.find(before.text)
-            end = abstract.find(best.text, start) + len(best.text)
-            shown = abstract[start:end] if 0 <= start < end else best.text
+        if before is not None:  # one exact stretch of the abstract, by the passages' offsets
+            shown = abstract[before.passage.start : best.passage.end]
         title = inert_markers(" ".join(sources[n - 1].paper.shown_title.split()))
         lines.append(f"- **{title}**: {inert_markers(shown)} [{n}]")
         quotes.append(Quote(n, sources[n - 1].paper.id, best.text, best.similarity))
@@ -242,18 +187,17 @@ def _score_sentences(
     prefer_contributions: bool = False,
     calibration: Calibration = MINILM,
 ) -> list[tuple[Sentence, np.ndarray]]:
-    found: list[tuple[int, int, str]] = []
+    found: list[tuple[int, Passage]] = []
     spelled: list[str] = []  # what is embedded: abbreviations spelled out
     for n in usable:
         abstract = sources[n - 1].paper.abstract
         if not abstract:  # a title record: nothing to quote (rag.answer.records says so)
             continue
-        texts = sentences(abstract) or [abstract]
-        for position, (text, readable) in enumerate(
-            zip(texts, spell_out(abstract, texts), strict=True)
-        ):
-            if not _NOISE.search(text) or len(texts) == 1:
-                found.append((n, position, text))
+        read = passages(abstract)
+        texts = [p.text for p in read]
+        for passage, readable in zip(read, spell_out(abstract, texts), strict=True):
+            if not passage.noise or len(read) == 1:
+                found.append((n, passage))
                 spelled.append(readable)
     if not found:
         return []
@@ -263,39 +207,30 @@ def _score_sentences(
     wants_results = bool(WANTS_RESULTS.search(question))
     if WANTS_EVALUATION.search(question):  # "how are X evaluated": the evaluation and results
         sims = sims + np.array(
-            [calibration.contribution_bonus * _evaluates(text) for _, _, text in found]
+            [calibration.contribution_bonus * _evaluates(passage) for _, passage in found]
         )
         wants_results = True
     return [
         (
             Sentence(
                 n,
-                position,
-                text,
-                float(sim)
-                + _quality(text, position, prefer_contributions, wants_results, calibration),
-                _leans(text, position),
-                _is_claim(text, position),
+                passage.position,
+                passage.text,
+                float(sim) + _quality(passage, prefer_contributions, wants_results, calibration),
+                passage,
             ),
             vector,
         )
-        for (n, position, text), sim, vector in zip(found, sims, matrix, strict=True)
+        for (n, passage), sim, vector in zip(found, sims, matrix, strict=True)
     ]
 
 
-def _is_claim(text: str, position: int) -> bool:
-    """The sentence says what the paper does or finds (not the problem or the field)."""
-    return bool(_METHOD.search(text) or _FINDING.search(text) or _ELABORATION.search(text)) or (
-        position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
-    )
-
-
-def _evaluates(text: str) -> float:
+def _evaluates(passage: Passage) -> float:
     """1 for a sentence that says what the paper was evaluated on or scored, minus one for
     the sentence that only names the method ("we propose X"), else 0."""
-    if _METHOD.search(text) and not re.search(r"\d", text):
+    if passage.method and not passage.digits:
         return -1.0
-    return 1.0 if _EVALUATION.search(text) and not _BACKGROUND.search(text) else 0.0
+    return 1.0 if passage.evaluation and not passage.background else 0.0
 
 
 def without_name(question: str, name: str) -> str:
@@ -308,13 +243,8 @@ def without_name(question: str, name: str) -> str:
     return re.sub(pattern, "it", question, flags=re.IGNORECASE)
 
 
-def _leans(text: str, position: int) -> bool:
-    return position > 0 and bool(_LEANING.search(text))
-
-
 def _quality(
-    text: str,
-    position: int,
+    passage: Passage,
     prefer_claims: bool,
     wants_results: bool,
     calibration: Calibration = MINILM,
@@ -325,13 +255,9 @@ def _quality(
     quoted with it). For which / how questions and lists: what the paper does, or what it
     found when that is asked, gains; problem statements and background lose.
     """
-    method = bool(_METHOD.search(text))
-    finding = bool(_FINDING.search(text)) or (
-        position > 0 and bool(_RESULT.search(text)) and not _BACKGROUND.search(text)
-    )
-    claim = method or finding or bool(_ELABORATION.search(text))
+    method, finding, claim = passage.method, passage.finding, passage.claim
     c = calibration
-    score = -c.leaning_penalty if _leans(text, position) and not claim else 0.0
+    score = -c.leaning_penalty if passage.leaning and not claim else 0.0
     if not prefer_claims:
         return score
     if method:
@@ -340,7 +266,7 @@ def _quality(
         return score + (c.contribution_bonus if wants_results else c.result_bonus)
     if claim:  # "Specifically, ..."
         return score + (0.0 if wants_results else c.result_bonus)
-    if _PROBLEM.search(text) or _BACKGROUND.search(text) or position == 0:
+    if passage.problem or passage.background or passage.position == 0:
         return score - c.problem_penalty
     return score
 
@@ -405,15 +331,15 @@ def _summary(
 def _problem_method_result(own: list[Sentence]) -> list[tuple[Sentence, str]]:
     if not own:
         return []
-    method = next((s for s in own if _METHOD.search(s.text)), None)
+    method = next((s for s in own if s.passage.method), None)
     if method is None:
         method = max(own[1:] or own, key=lambda s: s.similarity)
     problem = own[0] if own[0] is not method else None
     taken = {id(method), id(problem)}
     results = [s for s in own if id(s) not in taken and s.position > method.position]
-    results = [s for s in results if _RESULT.search(s.text)] or results
+    results = [s for s in results if s.passage.results] or results
     # The sentence with the most result cues; the later one wins a tie (findings close).
-    result = max(results, key=lambda s: (len(_RESULT.findall(s.text)), s.position), default=None)
+    result = max(results, key=lambda s: (s.passage.results, s.position), default=None)
     lines = [(problem, "Problem"), (method, "Method"), (result, "Result")]
     return [(s, label) for s, label in lines if s is not None]
 
