@@ -117,3 +117,12 @@ def test_a_framing_word_the_title_holds_counts_as_the_titles() -> None:
     counts = {**COUNTS, "earlier": 40, "contribut": 400, "more": 900}
     question = "What does Earlier Tokens Contribute More propose?"
     assert index.asked(question, Terms(term_counts=counts)) == ["early"]  # type: ignore[arg-type]
+
+
+def test_an_acronyms_plural_is_the_acronym() -> None:
+    """"VOILA 这个评测 MLLM 类比推理的论文" names VOILA, whose title says "MLLMs"."""
+    from rag.retrieval.titles import title_words
+
+    assert title_words("Evaluation of MLLMs and GNNs") == title_words("evaluation of MLLM, GNN")
+    assert "mllm" in title_words("VOILA: Evaluation of MLLMs For Perceptual Understanding")
+    assert title_words("GANs") == title_words("GAN") != title_words("Gas")

@@ -122,9 +122,11 @@ def named_records(question: str, match: NameMatch | None, titles: dict[str, str]
     ids = [pid for pid in (match.paper_ids if match else ()) if pid in titles]
     if match is None or not ids or match.whole_subject:  # the whole subject: `named_first`
         return []
-    frame = terms(" ".join(words()["words"]["name_frame"]))
-    rest = terms(title_text(question)) - terms(match.name) - frame
-    return [pid for pid in ids if not rest or rest & terms(titles[pid])]
+    from rag.retrieval.titles import title_words  # titles.py imports people, which imports us
+
+    frame = set(title_words(" ".join(words()["words"]["name_frame"])))
+    rest = set(title_words(title_text(question))) - set(title_words(match.name)) - frame
+    return [pid for pid in ids if not rest or rest & set(title_words(titles[pid]))]
 
 
 def title_names(title: str) -> list[str]:

@@ -47,11 +47,17 @@ RUN_WORDS = 4  # content words of such a run at least ("sequential decision maki
 _PARTS = re.compile(r"\s*:\s+|:(?=[A-Z])|\s+(?:-{1,2}|[\u2013\u2014])\s+")
 
 
+# An acronym's plural: "MLLMs", "GNNs" (the stemmer reads lower case, where "mllms" is a word).
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z0-9])s\b")
+
+
 def title_words(text: str) -> list[str]:
     """The content words of `text` in order, once each: folded (case, accents), split at any
-    punctuation ("Online-to-Offline", "Kolmogorov–Arnold"), stopwords dropped, stemmed."""
+    punctuation ("Online-to-Offline", "Kolmogorov–Arnold"), stopwords dropped, stemmed (an
+    acronym's plural too: "MLLMs" is "MLLM")."""
     found: list[str] = []
-    for word in fold(unicodedata.normalize("NFKC", text)):
+    text = _ACRONYM_PLURAL.sub(r"\1", unicodedata.normalize("NFKC", text))
+    for word in fold(text):
         if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
             continue
         stemmed = stem(word)
@@ -159,7 +165,7 @@ def _covered(
     return whole if run else None
 
 
-TITLES_VERSION = 3  # 3: "GDrag:Towards" splits into head and subtitle
+TITLES_VERSION = 4  # 4: an acronym's plural is the acronym ("MLLMs")
 
 
 class PaperTitles:
