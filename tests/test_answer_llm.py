@@ -469,7 +469,10 @@ def test_cli_ask_prints_the_json_and_fails_clearly(
     assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == "openai:gpt-test" and printed["abstained"] is False
     assert [sorted(c) for c in printed["citations"]] == [
-        sorted(["n", "paper_id", "title", "url", "quote", "supported", "support"])
+        sorted(
+            ["n", "paper_id", "title", "url", "quote", "supported", "support"]
+            + ["evidence", "start", "end"]  # where the quote is (rag.index.passages)
+        )
     ] * len(printed["citations"])
     # [1][4] as the model wrote them, renumbered cited-first: [1][2]
     assert "[1][2]" in printed["answer"] and [c["n"] for c in printed["citations"]] == [1, 2]

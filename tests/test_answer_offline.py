@@ -200,7 +200,10 @@ def test_cli_ask_json_text_and_batch(
     assert printed["refusal"] == "" and printed["nearest"] == []
     assert printed["model"] == OFFLINE_MODEL and printed["abstained"] is False
     keys = ["n", "paper_id", "title", "url", "quote", "supported", "support"]
+    keys += ["evidence", "start", "end"]  # added after them: where the quote is
     assert all(list(c) == keys for c in printed["citations"])
+    for c in printed["citations"]:  # an exact slice of the cited abstract, by its offsets
+        assert c["evidence"] == "abstract" and c["end"] - c["start"] == len(c["quote"])
     # Offline answers quote the abstracts: every citation is its own support.
     assert printed["unsupported"] == 0 and all(c["supported"] for c in printed["citations"])
     assert printed["citations"] and printed["citations"][0]["quote"] in printed["answer"]

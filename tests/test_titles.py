@@ -120,7 +120,7 @@ def test_a_framing_word_the_title_holds_counts_as_the_titles() -> None:
 
 
 def test_an_acronyms_plural_is_the_acronym() -> None:
-    """"VOILA 这个评测 MLLM 类比推理的论文" names VOILA, whose title says "MLLMs"."""
+    """ "VOILA 这个评测 MLLM 类比推理的论文" names VOILA, whose title says "MLLMs"."""
     from rag.retrieval.titles import title_words
 
     assert title_words("Evaluation of MLLMs and GNNs") == title_words("evaluation of MLLM, GNN")
