@@ -82,6 +82,9 @@ _PUBLIC = {
     "redact": "rag.common.redact",
     "display_url": "rag.common.redact",
     "latex_to_text": "rag.common.latex:to_text",
+    "own_macros": "rag.common.latex",
+    "short_name": "rag.common.latex",
+    "SELF_MACROS": "rag.common.latex",
     "MESSAGES": "rag.lang.messages",
     "open_own": "rag.common.atomic",
     "parse_json": "rag.common.side_files",
@@ -98,6 +101,7 @@ __all__ = [
     "MAX_ABSTRACT_CHARS",
     "MAX_COMPARED",
     "MAX_QUESTION_CHARS",
+    "SELF_MACROS",
     "MESSAGES",
     "MIN_COMPARED",
     "OPENREVIEW_API_URL",
@@ -133,6 +137,7 @@ __all__ = [
     "open_assistant",
     "open_own",
     "open_retriever",
+    "own_macros",
     "parse_json",
     "parse_markers",
     "read_build_status",
@@ -143,6 +148,7 @@ __all__ = [
     "redact",
     "related_papers",
     "run_eval",
+    "short_name",
     "stream_answer",
     "uncalibrated_note",
     "uncited_sentences",
@@ -154,6 +160,7 @@ if TYPE_CHECKING:
     from rag.answer.markers import parse_markers
     from rag.answer.pipeline import Assistant, open_assistant, stream_answer
     from rag.common.atomic import open_own
+    from rag.common.latex import SELF_MACROS, own_macros, short_name
     from rag.common.latex import to_text as latex_to_text
     from rag.common.redact import display_url, redact
     from rag.common.side_files import has_surrogates, parse_json

@@ -110,3 +110,31 @@ def test_a_backslash_before_punctuation_is_the_character_not_latex() -> None:
     assert to_text(text, emphasis=True) == (
         "See http://evil.example/a, ceo@evil.example and [1]; 10 000 x"
     )
+
+
+def test_the_terminal_shows_the_same_text_as_the_page(capsys: pytest.CaptureFixture[str]) -> None:
+    """`rag ask` and `rag compare` print what the page shows: a paper's own macro as its name,
+    LaTeX as text; the exact quote stays in `--json`."""
+    from rag.answer.citations import CitedAnswer, cite
+    from rag.answer.support import Quote
+    from rag.cli.output import ranked_line, readable, say_answer
+    from rag.types import RetrievedPaper
+
+    quote = r"\ours{} achieves 1.65x to 3.22x speedups over \emph{dense} FlashAttention."
+    paper = Paper(
+        "fm",
+        r"FlashMask: Efficient and Rich Mask Extension of \textit{FlashAttention}",
+        f"We propose \\ours{{}}, a sparse mask. {quote}",
+        decision="Accept (Poster)",
+    )
+    sources = [RetrievedPaper(paper, 0.9, 0.9)]
+    answer = CitedAnswer(
+        "q", "q", f"- {quote} [1]", cite([Quote(1, "fm", quote, 1.0)], sources), sources, False, "x"
+    )
+    say_answer(answer)
+    shown = capsys.readouterr().out
+    assert "FlashMask achieves 1.65x to 3.22x speedups over dense FlashAttention. [1]" in shown
+    assert "Extension of FlashAttention (Accept (Poster))" in shown
+    assert "\\" not in shown
+    assert answer.as_json()["citations"][0]["quote"] == quote  # the evidence as written
+    assert readable(paper.title) in ranked_line(1, paper, 0.9)

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from markdown_it import MarkdownIt
 
+from rag import own_macros
 from rag.corpus.seeds import load_corpus
 from rag.settings import BUNDLED_CORPUS, get_settings, with_overrides
 from rag.types import Paper, RetrievedPaper
 from tests.helpers import plain
 from ui.explore import _hover, make_explorer
 from ui.feedback import RateLimit, append_feedback, feedback_line, feedback_record, latest_feedback
-from ui.latex import display_form, own_macros, plain_latex, plain_text, text_only
+from ui.latex import display_form, plain_latex, plain_text, text_only
 from ui.model_menu import CONFIGURED, model_choices
 from ui.render import (
     SourceRow,

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from rag import Assistant, CitedAnswer, Session, redact
+from rag import Assistant, CitedAnswer, Session, own_macros, redact
 from rag.errors import AnswerError, StoreError
 from rag.settings import Settings
 from rag.types import Filters
@@ -30,7 +30,6 @@ from ui.feedback import (
     append_feedback,
     feedback_record,
 )
-from ui.latex import own_macros
 from ui.render import (
     NO_ABSTRACT,
     SourceRow,

@@ -12,9 +12,10 @@ balance (so it cannot end a `:orange-background[...]` around it); anything else 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Literal
 
+from rag import SELF_MACROS
 from rag import latex_to_text as to_text
 
 Piece = tuple[Literal["text", "math"], str]
@@ -34,12 +35,6 @@ _NOT_KATEX = {
     "includegraphics", "phantom", "hphantom", "vphantom", "smash", "llap", "rlap", "clap",
     "mathllap", "mathrlap", "mathclap", "raisebox", "rule", "kern", "mkern", "hspace",
     "hskip", "mskip", "moveleft", "moveright", "style", "class", "cssId", "enclose",
-}  # fmt: skip
-# Macros papers define for their own method (\ours, \sys, \method): shown as the paper's
-# name when it is known (the short title before its colon), else as the macro's name.
-SELF_MACROS = {
-    "ours", "sys", "method", "methodname", "ourmethod", "model", "modelname", "name", "algo",
-    "approach", "system", "framework", "our", "tool", "toolname", "dataset", "bench", "benchmark",
 }  # fmt: skip
 # Commands KaTeX renders (a common subset; anything else makes the span plain text).
 _KATEX = set(_TEXT_COMMANDS) | {
@@ -124,28 +119,6 @@ def plain_latex(text: str, emphasis: bool = False) -> str:
 _OWN_MACRO = re.compile(
     r"\\(" + "|".join(sorted(SELF_MACROS, key=len, reverse=True)) + r")\b(?:\{\})?"
 )
-
-
-def short_name(title: str) -> str | None:
-    """The name a title gives its method ("FlashMask: Efficient ..." -> FlashMask), or None."""
-    head, colon, _ = title.partition(":")
-    head = plain_latex(" ".join(head.split()))
-    if not colon or not head or len(head.split()) > 3 or len(head) > 40:
-        return None
-    return head
-
-
-def own_macros(papers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    r"""For (title, abstract) pairs: each self-naming macro used by exactly one of them, mapped
-    to that paper's short name (a quote from FlashMask's abstract shows `\ours` as FlashMask)."""
-    found: dict[str, set[str]] = {}
-    for title, abstract in papers:
-        name = short_name(title)
-        for macro in set(_OWN_MACRO.findall(abstract)):
-            found.setdefault(macro, set()).add(name or "")
-    return {
-        m: next(iter(names)) for m, names in found.items() if len(names) == 1 and "" not in names
-    }
 
 
 def text_only(text: str, macros: Mapping[str, str] | None = None) -> str:

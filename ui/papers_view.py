@@ -20,6 +20,7 @@ from rag import (
     RelatedPaper,
     bibtex,
     compare_papers,
+    own_macros,
     related_papers,
 )
 from rag.errors import CompareError, StoreError
@@ -34,7 +35,7 @@ from ui.explore import (
     switch_to,
 )
 from ui.export import chat_markdown
-from ui.latex import display_form, own_macros, plain_text
+from ui.latex import display_form, plain_text
 from ui.render import (
     Turn,
     card_details,

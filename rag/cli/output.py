@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rag import latex_to_text, own_macros
 from rag.errors import RagError
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def paper_fields(paper: Paper, *names: str) -> dict[str, Any]:
 def ranked_line(rank: int, paper: Paper, similarity: float) -> str:
     """One line of a ranked list of papers: title, tier, id and similarity."""
     tier = f" [{paper.tier}]" if paper.tier else ""
-    return f"{rank}. {paper.shown_title}{tier}  ({paper.id}, similarity {similarity:.2f})"
+    return f"{rank}. {readable(paper.shown_title)}{tier}  ({paper.id}, similarity {similarity:.2f})"
 
 
 class progress_bar:
@@ -81,20 +82,31 @@ class progress_bar:
             self.bar.close()
 
 
+def readable(text: str, macros: Mapping[str, str] | None = None) -> str:
+    """Text as a reader sees it, line by line: LaTeX as plain text, a paper's own macro as its
+    name (`\\ours` -> FlashMask), as the page shows it; the answer's Markdown kept. The exact
+    text (the quote as evidence) is in `--json`."""
+    return "\n".join(
+        latex_to_text(line, macros, emphasis=True) if line.strip() else line
+        for line in text.split("\n")
+    )
+
+
 def say_answer(result: Any) -> None:
     """An answer as text: itself, its references, the model."""
-    say(result.answer)
+    macros = own_macros((s.paper.title, s.paper.abstract) for s in result.sources)
+    say(readable(result.answer, macros))
     if result.citations:
         say("\nReferences:")
     for c in result.citations:
-        say(f"[{c.n}] {c.title}" + (f" ({c.decision})" if c.decision else ""))
+        say(f"[{c.n}] {readable(c.title)}" + (f" ({c.decision})" if c.decision else ""))
         if c.url:
             say(f"    {c.url}")
         if c.supported is False:
             say("    (claim not found in this abstract)")
         else:
             unchecked = "" if c.supported else " (nearest sentence; not checked)"
-            say(f'    "{c.quote}"{unchecked}')
+            say(f'    "{readable(c.quote, macros)}"{unchecked}')
     # A follow-up answered from earlier sources; a list's "checked 10, 7 match".
     note = "; ".join(n for n in (result.scope_note, result.judge_note) if n)
     say(f"\n(answered by {result.model}{'; ' + note if note else ''})")
@@ -115,12 +127,14 @@ def say_comparison(table: Comparison, numbers: Sequence[int] = ()) -> None:
 
         return re.sub(r"\[(\d+)\]", number, text)
 
+    macros = own_macros((p.title, p.abstract) for p in table.papers)
     for n, paper in zip(shown, table.papers, strict=True):
-        say(f"[{n}] {paper.title}" + (f" ({paper.decision})" if paper.decision else ""))
+        title = readable(paper.title)
+        say(f"[{n}] {title}" + (f" ({paper.decision})" if paper.decision else ""))
     for row in table.rows:
         say(f"\n## {row.label}")
         for cell in row.cells:
-            say(f"  [{shown[cell.n - 1]}] {renumbered(cell.text) or '–'}")
+            say(f"  [{shown[cell.n - 1]}] {readable(renumbered(cell.text), macros) or '–'}")
     if table.dropped_citations:
         say(f"\n({table.dropped_citations} citation(s) to other papers were removed)")
     say(f"\n(compared by {table.model})")

@@ -16,7 +16,7 @@ removed, as is the space OpenReview leaves where it cut math out of a title ("Z 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -145,3 +145,36 @@ def to_text(text: str, macros: Mapping[str, str] | None = None, emphasis: bool =
     text = _SPACE_AFTER_HYPHEN.sub(r"-\1", text)
     text = " ".join(text.split())
     return re.sub(r"\s+([.,;)])", r"\1", text) if cited else text  # a dropped citation's gap
+
+
+# Macros papers define for their own method (\ours, \sys, \method): shown as the paper's
+# name when it is known (the short title before its colon), else as the macro's name.
+SELF_MACROS = frozenset({
+    "ours", "sys", "method", "methodname", "ourmethod", "model", "modelname", "name", "algo",
+    "approach", "system", "framework", "our", "tool", "toolname", "dataset", "bench", "benchmark",
+})  # fmt: skip
+_OWN_MACRO = re.compile(
+    r"\\(" + "|".join(sorted(SELF_MACROS, key=len, reverse=True)) + r")\b(?:\{\})?"
+)
+
+
+def short_name(title: str) -> str | None:
+    """The name a title gives its method ("FlashMask: Efficient ..." -> FlashMask), or None."""
+    head, colon, _ = title.partition(":")
+    head = to_text(" ".join(head.split()))
+    if not colon or not head or len(head.split()) > 3 or len(head) > 40:
+        return None
+    return head
+
+
+def own_macros(papers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    r"""For (title, abstract) pairs: each self-naming macro used by exactly one of them, mapped
+    to that paper's short name (a quote from FlashMask's abstract shows `\ours` as FlashMask)."""
+    found: dict[str, set[str]] = {}
+    for title, abstract in papers:
+        name = short_name(title)
+        for macro in set(_OWN_MACRO.findall(abstract)):
+            found.setdefault(macro, set()).add(name or "")
+    return {
+        m: next(iter(names)) for m, names in found.items() if len(names) == 1 and "" not in names
+    }
