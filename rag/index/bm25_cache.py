@@ -13,12 +13,18 @@ import threading
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from filelock import FileLock, Timeout
 
 from rag.index.bm25 import KeywordIndex
 from rag.settings import Settings
+
+if TYPE_CHECKING:
+    from rag.index.papers import PaperIndex
+    from rag.types import Paper
+
+T = TypeVar("T")
 
 
 def keyword_dir(settings: Settings) -> Path:
@@ -122,3 +128,49 @@ class KeywordCache:
             # An ingest holds the lock (or the folder is read-only): never wait or fail a
             # search for it; build this one in memory and let the writer save its own.
             return build()
+
+
+class SavedPerGeneration(Generic[T]):
+    """An index derived from the store's papers (names, authors, titles): built once per index
+    generation and saved beside the BM25 index (`KeywordCache.save_extra`), so a new process
+    reads it back instead of reading every paper from the store and building it again.
+
+    `load` turns what was saved into the index, or None when it is not of the saved shape;
+    `dump` is what is saved.
+    """
+
+    def __init__(
+        self,
+        index: PaperIndex,
+        name: str,
+        version: int,
+        build: Callable[[list[Paper], KeywordIndex], T],
+        load: Callable[[Any], T | None],
+        dump: Callable[[T], Any],
+    ) -> None:
+        self.index = index
+        self.name, self.version = name, version
+        self.build, self.load, self.dump = build, load, dump
+        self._built: tuple[str, T] | None = None
+
+    def current(self, keyword: KeywordIndex | None = None) -> T:
+        keyword = keyword or self.index.keyword_index()
+        if self._built is not None and self._built[0] == keyword.generation:
+            return self._built[1]
+        cache = self.index.keyword_cache
+        saved = self.load(cache.saved_extra(self.name, keyword.generation, self.version))
+        if saved is None:  # none saved for this generation, or not of the saved shape
+            return self.rebuild(keyword)
+        self._built = (keyword.generation, saved)
+        return saved
+
+    def rebuild(self, keyword: KeywordIndex | None = None) -> T:
+        """Built from the store's papers for this generation and saved (also when a saved one
+        turned out not to match the store)."""
+        keyword = keyword or self.index.keyword_index()
+        value = self.build(self.index.all_papers(), keyword)
+        self._built = (keyword.generation, value)
+        self.index.keyword_cache.save_extra(
+            self.name, keyword.generation, self.version, self.dump(value)
+        )
+        return value

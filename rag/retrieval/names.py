@@ -36,6 +36,7 @@ from pathlib import Path
 
 from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
+from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import title_text
 from rag.lang.intent import words
@@ -335,26 +336,21 @@ class PaperNames:
 
     def __init__(self, index: PaperIndex) -> None:
         self.index = index
-        self._built: tuple[str, NameIndex] | None = None
+        self._names = SavedPerGeneration(
+            index,
+            "names",
+            NAMES_VERSION,
+            build=lambda papers, keyword: NameIndex.build(papers, keyword.term_counts),
+            load=_checked_names,
+            dump=lambda n: {"papers": n.papers, "written": n.written},
+        )
         self._checked: set[str] = set()  # names whose papers' titles were seen to define them
+        self._checked_in: NameIndex | None = None  # the name index `_checked` is about
 
     def current(self, keyword: KeywordIndex | None = None) -> NameIndex:
-        keyword = keyword or self.index.keyword_index()
-        built = self._built
-        if built is None or built[0] != keyword.generation:
-            built = (keyword.generation, self._saved_or_built(keyword))
-            self._built = built
-            self._checked = set()
-        return built[1]
-
-    def _saved_or_built(self, keyword: KeywordIndex) -> NameIndex:
-        cache = self.index.keyword_cache
-        saved = _checked_names(cache.saved_extra("names", keyword.generation, NAMES_VERSION))
-        if saved is not None:
-            return saved
-        names = NameIndex.build(self.index.all_papers(), keyword.term_counts)
-        value = {"papers": names.papers, "written": names.written}
-        cache.save_extra("names", keyword.generation, NAMES_VERSION, value)
+        names = self._names.current(keyword)
+        if names is not self._checked_in:  # another generation: nothing checked in it yet
+            self._checked_in, self._checked = names, set()
         return names
 
     def named(self, question: str, keyword: KeywordIndex | None = None) -> NameMatch | None:
@@ -376,15 +372,8 @@ class PaperNames:
             f"the saved name index names papers whose titles do not define {match.name!r}; "
             "it is rebuilt"
         )
-        built = NameIndex.build(
-            self.index.all_papers(), (keyword or self.index.keyword_index()).term_counts
-        )
-        generation = self._built[0] if self._built else ""
-        self._built = (generation, built)
-        self.index.keyword_cache.save_extra(
-            "names", generation, NAMES_VERSION, {"papers": built.papers, "written": built.written}
-        )
-        self._checked = set(built.written.values())
+        built = self._names.rebuild(keyword)
+        self._checked_in, self._checked = built, set(built.written.values())
         return built.match(question)
 
     def named_all(self, question: str, keyword: KeywordIndex | None = None) -> list[NameMatch]:

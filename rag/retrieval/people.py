@@ -15,8 +15,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rag.index.bm25 import KeywordIndex
+from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.retrieval.names import english_words, scored_first
 from rag.types import Paper
@@ -150,34 +152,28 @@ class PaperPeople:
 
     def __init__(self, index: PaperIndex) -> None:
         self.index = index
-        self._built: tuple[str, AuthorIndex] | None = None
+        self._people = SavedPerGeneration(
+            index,
+            "people",
+            PEOPLE_VERSION,
+            build=lambda papers, _keyword: AuthorIndex.build(papers),
+            load=_saved_people,
+            dump=lambda p: {"keys": p.keys, "papers": p.papers, "titles": p.titles},
+        )
 
     def current(self, keyword: KeywordIndex | None = None) -> AuthorIndex:
-        keyword = keyword or self.index.keyword_index()
-        built = self._built
-        if built is None or built[0] != keyword.generation:
-            built = (keyword.generation, self._saved_or_built(keyword))
-            self._built = built
-        return built[1]
-
-    def _saved_or_built(self, keyword: KeywordIndex) -> AuthorIndex:
-        cache = self.index.keyword_cache
-        saved = cache.saved_extra("people", keyword.generation, PEOPLE_VERSION)
-        try:
-            return AuthorIndex(dict(saved["keys"]), dict(saved["papers"]), dict(saved["titles"]))
-        except (TypeError, KeyError, AttributeError):
-            pass  # none saved for this generation, or not readable: build it
-        people = AuthorIndex.build(self.index.all_papers())
-        cache.save_extra(
-            "people",
-            keyword.generation,
-            PEOPLE_VERSION,
-            {"keys": people.keys, "papers": people.papers, "titles": people.titles},
-        )
-        return people
+        return self._people.current(keyword)
 
     def named(
         self, question: str, asks_people: bool = False, keyword: KeywordIndex | None = None
     ) -> Person | None:
         """The person `question` names, or None."""
         return self.current(keyword).match(question, asks_people)
+
+
+def _saved_people(saved: Any) -> AuthorIndex | None:
+    """The saved author index, or None when none is saved or it is not of the saved shape."""
+    try:
+        return AuthorIndex(dict(saved["keys"]), dict(saved["papers"]), dict(saved["titles"]))
+    except (TypeError, KeyError, AttributeError):
+        return None

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from rag.common.lexical import STOPWORDS, stem
 from rag.index.bm25 import KeywordIndex
+from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import title_text
 from rag.lang.intent import without_venue, words
@@ -174,25 +175,17 @@ class PaperTitles:
 
     def __init__(self, index: PaperIndex) -> None:
         self.index = index
-        self._built: tuple[str, TitleIndex] | None = None
+        self._titles = SavedPerGeneration(
+            index,
+            "titles",
+            TITLES_VERSION,
+            build=lambda papers, _keyword: TitleIndex.build(papers),
+            load=_checked,
+            dump=lambda t: {"ids": t.ids, "parts": t.parts, "records": sorted(t.records)},
+        )
 
     def current(self, keyword: KeywordIndex | None = None) -> TitleIndex:
-        keyword = keyword or self.index.keyword_index()
-        built = self._built
-        if built is None or built[0] != keyword.generation:
-            built = (keyword.generation, self._saved_or_built(keyword))
-            self._built = built
-        return built[1]
-
-    def _saved_or_built(self, keyword: KeywordIndex) -> TitleIndex:
-        cache = self.index.keyword_cache
-        saved = _checked(cache.saved_extra("titles", keyword.generation, TITLES_VERSION))
-        if saved is not None:
-            return saved
-        built = TitleIndex.build(self.index.all_papers())
-        value = {"ids": built.ids, "parts": built.parts, "records": sorted(built.records)}
-        cache.save_extra("titles", keyword.generation, TITLES_VERSION, value)
-        return built
+        return self._titles.current(keyword)
 
     def asked(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
         """The title record `question` asks for by its title's words (`TitleIndex.asked`)."""
