@@ -164,6 +164,34 @@ def ask_turn(page: Any, question: str, turn: int, timeout_ms: int = 120_000) -> 
     return reply
 
 
+def open_chat(
+    browser: Any,
+    url: str,
+    size: tuple[int, int] = (1280, 800),
+    touch: bool = False,
+    timeout_ms: int = 120_000,
+) -> Any:
+    """A new browser context of `size` (a touch screen with `touch`) on the app, once its chat
+    box is shown (on a phone the sidebar is folded away) and the first run has ended."""
+    from playwright.sync_api import expect
+
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
+    page = context.new_page()
+    page.goto(url)
+    expect(page.get_by_test_id("stChatInputTextArea")).to_be_visible(timeout=timeout_ms)
+    wait_idle(page, timeout_ms=timeout_ms)
+    return page
+
+
+def ask_settled(page: Any, question: str, turn: int, timeout_ms: int = 120_000) -> Any:
+    """`ask_turn`, then the page's rerun let finish (a click during it lands on an element
+    about to be replaced)."""
+    reply = ask_turn(page, question, turn, timeout_ms)
+    wait_idle(page, timeout_ms=timeout_ms)
+    return reply
+
+
 def wait_idle(page: Any, settle_ms: int = 300, timeout_ms: int = 120_000) -> None:
     """Wait until Streamlit's running indicator is gone, then `settle_ms` for the last redraw:
     a click during a rerun lands on an element about to be replaced."""

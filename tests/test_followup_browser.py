@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from rag.settings import BUNDLED_CORPUS
-from testkit.streamlit_app import ask_turn, offline_app, wait_idle
+from testkit.streamlit_app import ask_settled, offline_app, open_chat, wait_idle
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -65,19 +66,10 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[s
 
 
 def open_page(browser: Any, url: str) -> Any:
-    from playwright.sync_api import expect
-
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.goto(url)
-    expect(page.get_by_test_id("stChatInputTextArea")).to_be_visible(timeout=TIMEOUT)
-    wait_idle(page, timeout_ms=TIMEOUT)
-    return page
+    return open_chat(browser, url, timeout_ms=TIMEOUT)
 
 
-def ask(page: Any, question: str, turn: int) -> Any:
-    reply = ask_turn(page, question, turn, TIMEOUT)
-    wait_idle(page, timeout_ms=TIMEOUT)
-    return reply
+ask = partial(ask_settled, timeout_ms=TIMEOUT)
 
 
 def titles(reply: Any) -> list[str]:

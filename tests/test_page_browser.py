@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pytest
 
 from rag.index.ingest import build_index
 from rag.settings import SEED_FILES
-from testkit.streamlit_app import ask_turn, offline_app, wait_idle
+from testkit.streamlit_app import ask_settled, offline_app, open_chat, wait_idle
 from tests.helpers import CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -57,25 +58,12 @@ def app(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[s
 
 
 def open_page(browser: Any, url: str, viewport: str) -> Any:
-    from playwright.sync_api import expect
-
-    width, height = VIEWPORTS[viewport]
-    context = browser.new_context(
-        viewport={"width": width, "height": height}, has_touch=viewport == "phone"
+    return open_chat(
+        browser, url, VIEWPORTS[viewport], touch=viewport == "phone", timeout_ms=TIMEOUT
     )
-    page = context.new_page()
-    page.goto(url)
-    # The sidebar is folded away on a phone: wait for the chat box instead.
-    expect(page.get_by_test_id("stChatInputTextArea")).to_be_visible(timeout=TIMEOUT)
-    wait_idle(page, timeout_ms=TIMEOUT)
-    return page
 
 
-def ask(page: Any, question: str, turn: int) -> Any:
-    """`ask_turn`, then the page's rerun let finish."""
-    reply = ask_turn(page, question, turn, TIMEOUT)
-    wait_idle(page, timeout_ms=TIMEOUT)
-    return reply
+ask = partial(ask_settled, timeout_ms=TIMEOUT)
 
 
 def comparison_button(reply: Any) -> tuple[Any, str]:
