@@ -303,3 +303,21 @@ def test_tier_filter(
     assert code == 0 and len(rows) == 8
     assert {row["decision"] for row in rows} == {"Accept (Oral)"}
     assert rows[0]["paper_id"] == oral["id"] and rows[0]["url"] == oral["url"]
+
+
+def test_equal_scores_keep_the_rank_order_in_every_process() -> None:
+    """Fused scores that tie (papers dense search missed, with equal BM25 scores) keep the
+    rank lists' order, not the order of a set of strings, which changes with each process's
+    hash seed: the same question gave other sources from one run to the next."""
+    from rag.retrieval.calibration import MINILM
+
+    fusion = object.__new__(Retriever)  # `_fuse` reads the calibration alone
+    fusion.calibration = MINILM
+    assert MINILM.fusion == "weighted"
+    dense = {"d0": 0, "d1": 1}
+    tied = [f"paper-{i:02d}" for i in range(20)]  # all outside the dense list, all equal
+    keyword = {pid: rank for rank, pid in enumerate(["d0", *tied])}
+    scores = {pid: 1.0 for pid in keyword}
+    fused = fusion._fuse(dense, keyword, {"d0": 0.9, "d1": 0.8}, scores)
+    ranked = sorted(fused, key=lambda pid: -fused[pid])
+    assert ranked == ["d0", *tied, "d1"]  # d1: a lower cosine and no keyword score

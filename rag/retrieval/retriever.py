@@ -183,7 +183,9 @@ class Retriever:
             return fused
         top_keyword = max(keyword_scores.values(), default=1.0) or 1.0
         floor = min(similarity.values(), default=0.0)
-        for pid in set(dense_ranks) | set(keyword_ranks):
+        # In rank order, dense then keyword: equal scores keep that order in every process
+        # (a set's order of strings changes with each process's hash seed).
+        for pid in dict.fromkeys([*dense_ranks, *keyword_ranks]):
             dense_part = similarity.get(pid, floor)
             keyword_part = keyword_scores.get(pid, 0.0) / top_keyword
             fused[pid] = w * dense_part + (1 - w) * keyword_part
@@ -214,7 +216,7 @@ class Retriever:
         use_floor = min(found.values())
         blended = {
             pid: (1 - w) * fused.get(pid, fused_floor) + w * found.get(pid, use_floor)
-            for pid in set(fused) | set(found)
+            for pid in dict.fromkeys([*fused, *found])  # in order, as in `_fuse`
         }
         return blended, found
 
