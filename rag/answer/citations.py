@@ -150,7 +150,7 @@ def numbered(result: CitedAnswer, seen: Sequence[int] = ()) -> CitedAnswer:
     saw (`seen[i]` for source i + 1): "compare [1] and [3]" answers with [1] and [3].
     """
     if result.compare:
-        if not seen or list(seen) == list(range(1, len(result.sources) + 1)):
+        if not seen:
             return result
         order = sorted(range(1, len(result.sources) + 1), key=lambda old: seen[old - 1])
     else:

@@ -38,11 +38,17 @@ from rag.types import RetrievedPaper
 @dataclass(frozen=True)
 class Sentence:
     n: int  # source number
-    position: int  # index of the sentence in its abstract
-    text: str  # an exact slice of the abstract
+    passage: Passage  # the sentence, an exact slice of the abstract, read (rag.index.passages)
     similarity: float  # cosine similarity to the question, plus shared rare terms, plus the
     # preference for contribution / result sentences and against leaning ones (`_quality`)
-    passage: Passage  # the sentence read: what it says (rag.index.passages)
+
+    @property
+    def position(self) -> int:  # index of the sentence in its abstract
+        return self.passage.position
+
+    @property
+    def text(self) -> str:
+        return self.passage.text
 
     @property
     def leaning(self) -> bool:  # needs the sentence before it
@@ -214,10 +220,8 @@ def _score_sentences(
         (
             Sentence(
                 n,
-                passage.position,
-                passage.text,
-                float(sim) + _quality(passage, prefer_contributions, wants_results, calibration),
                 passage,
+                float(sim) + _quality(passage, prefer_contributions, wants_results, calibration),
             ),
             vector,
         )

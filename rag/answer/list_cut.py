@@ -11,7 +11,8 @@ through the gloss), by two signals added up:
   a term the leading papers share is the subject ("unlearning", "speculative"); one they
   lack is the question's phrasing ("make", "outputs", a gloss's extra sense "buffer");
 - how far its title or best sentence is from the best such cosine among the candidates
-  (`subject_closeness`), times `list_closeness_weight`: a paraphrase that shares few terms
+  that may be listed (`subject_closeness`; only theirs is measured: each of their sentences
+  is embedded), times `list_closeness_weight`: a paraphrase that shares few terms
   (FlexPrefill's abstract says neither "cheaper" nor "sequences") is kept by its closeness.
 
 share - list_closeness_weight x (best closeness - its closeness) >= list_min_coverage. The
