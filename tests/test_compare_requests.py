@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
-from rag.answer.references import compares_all, resolve
+from rag.answer.references import resolve
 from rag.lang.messages import MESSAGES
+from rag.lang.pointers import compares_all
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 from tests.test_conversation import CITED, SOURCES

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.references import is_comparison, resolve
+from rag.answer.references import resolve
+from rag.lang.pointers import is_comparison
 from tests.test_conversation import CITED, SOURCES, paper
 
 

