@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rag.common.atomic import atomic_write
 from rag.errors import StoreError
+from rag.index.store import SEARCH
 from rag.settings import Settings
 
 
@@ -83,6 +84,7 @@ def index_is_built(settings: Settings) -> bool:
         and (index_dir / "chroma" / "chroma.sqlite3").is_file()
         and not status_path(settings).exists()
         and built_vectors(settings) == settings.embedding.precision
+        and built_search(settings) == SEARCH
     )
 
 
@@ -91,14 +93,23 @@ def vectors_path(settings: Settings) -> Path:
 
 
 def mark_built(settings: Settings, vectors: str) -> None:
-    """Which vectors the finished index holds (an index from before this file, or of int8
-    vectors when float32 ones are configured, is rebuilt by `rag ingest --if-needed`)."""
-    atomic_write(vectors_path(settings), json.dumps({"vectors": vectors}))
+    """Which vectors the finished index holds and how it is searched (an index from before
+    this file, of int8 vectors when float32 ones are configured, or searched approximately,
+    is brought up to date by `rag ingest --if-needed`)."""
+    atomic_write(vectors_path(settings), json.dumps({"vectors": vectors, "search": SEARCH}))
 
 
 def built_vectors(settings: Settings) -> str | None:
+    return _built(settings, "vectors")
+
+
+def built_search(settings: Settings) -> str | None:
+    return _built(settings, "search")
+
+
+def _built(settings: Settings, key: str) -> str | None:
     try:
-        found = json.loads(vectors_path(settings).read_text(encoding="utf-8")).get("vectors")
+        found = json.loads(vectors_path(settings).read_text(encoding="utf-8")).get(key)
     except (OSError, ValueError, AttributeError):
         return None
     return found if isinstance(found, str) else None

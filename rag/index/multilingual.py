@@ -24,7 +24,7 @@ from langchain_core.embeddings import Embeddings
 from rag.errors import MultilingualError
 from rag.index.chunking import sentences
 from rag.index.shipped import StoredVectors, embed_with
-from rag.index.store import HNSW, write_new_or_changed
+from rag.index.store import HNSW, searched_exactly, write_new_or_changed
 from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, LazyMultilingualEmbeddings
 from rag.types import Paper
 
@@ -57,11 +57,13 @@ class MultilingualIndex:
         if self._collection is None:
             try:
                 if create:
-                    self._collection = self.client.get_or_create_collection(
-                        self.name,
-                        configuration={"hnsw": HNSW},
-                        metadata=self._wanted(),
-                        embedding_function=None,
+                    self._collection = searched_exactly(
+                        self.client.get_or_create_collection(
+                            self.name,
+                            configuration={"hnsw": HNSW},
+                            metadata=self._wanted(),
+                            embedding_function=None,
+                        )
                     )
                 else:
                     self._collection = self.client.get_collection(

@@ -28,6 +28,7 @@ from rag.index.store import (
     is_not_found,
     make_client,
     reopen_client,
+    searched_exactly,
     store_error,
 )
 from rag.models.factory import embeddings_name, vectors_of
@@ -210,11 +211,13 @@ class PaperIndex:
     def create_collections(self) -> None:
         """Both collections, created if missing; the chunks carry the manifest."""
         config = {"hnsw": HNSW}
-        self.chunks = self.client.get_or_create_collection(
-            self.chunks_name,
-            configuration=config,
-            metadata=self.wanted.as_metadata(),
-            embedding_function=None,
+        self.chunks = searched_exactly(
+            self.client.get_or_create_collection(
+                self.chunks_name,
+                configuration=config,
+                metadata=self.wanted.as_metadata(),
+                embedding_function=None,
+            )
         )
         self.papers = self.client.get_or_create_collection(
             self.papers_name, configuration=config, embedding_function=None
