@@ -137,3 +137,6 @@ class RetrievedPaper:
     keyword_rank: int | None = None
     # the multilingual encoder's cosine to the original question (non-English questions only)
     multilingual: float | None = None
+    # why retrieval put it first, decided once there: the question writes its "name", its
+    # "title" (or its title's words), or one of its authors ("author"); "" when by score
+    asked_by: str = ""

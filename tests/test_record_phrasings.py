@@ -1,7 +1,10 @@
 """Title records asked the way researchers ask (issue 30): the name after "I saw a poster on",
 "who wrote X?", "tldr X pls" (TLDR is a paper's name too), a name its title glues to a colon
-("GDrag:Towards ..."), an exact title or its head inside a Chinese sentence, and a title's words
-with a typo beside them. Each record comes first in `rag search`; the answer cites it first.
+("GDrag:Towards ..."), an exact title or its head inside a Chinese sentence, a title's words
+with a typo beside them, and a whole title written out before a question of its own ("Reflective
+Gaussian Splatting: what do they change ...?"). Each record comes first in `rag search`; the
+answer cites it first. Who wrote it, or which tier it has, is answered from its record however
+it was asked for: by name or by title.
 
 A real index (real Chroma, the bundled model): 200 papers with abstracts from the bundle and
 eight records of the no-abstract list.
@@ -31,6 +34,10 @@ RECORDS = {
     "CODEBOOK": "lfRYzd8ady",
     "GNN_TREES": "KEUPk0wXXe",
     "UNLEARNING": "oe51Q5Uo37",
+    "REFLECTIVE": "xPxHQHDH2u",
+    "IMPLICIT_SEARCH": "A9y3LFX4ds",
+    "LOOKING_BACKWARD": "AMkf7h7HER",
+    "GNN_FILTERS": "nWdQX5hOL9",
 }
 
 
@@ -63,6 +70,11 @@ def assistant(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Any:
         ("有没有一篇叫 Discrete Codebook World Models for Continuous Control 的论文？", "CODEBOOK"),
         ("From GNNs to Trees 这篇论文是怎么解释图神经网络的？", "GNN_TREES"),
         ("scalable exact machine unlearning using parameter-efficient fine-tunig?", "UNLEARNING"),
+        ("Reflective Gaussian Splatting: what do they change for shiny objects?", "REFLECTIVE"),
+        (
+            "is the implicit search via discrete diffusion paper any good at chess?",
+            "IMPLICIT_SEARCH",
+        ),
     ],
 )
 def test_a_record_asked_as_researchers_ask_comes_first_and_is_cited_first(
@@ -89,3 +101,40 @@ def test_a_topic_that_shares_a_records_words_does_not_put_it_first(
 ) -> None:
     found = assistant.retriever.search(question)
     assert found and found[0].paper.has_abstract
+
+
+def test_retrieval_says_why_a_record_comes_first(assistant: Any) -> None:
+    """Decided once, in retrieval, and carried: the answer stage does not ask again."""
+    by_title = assistant.retriever.search("Reflective Gaussian Splatting: what is new?")
+    assert (by_title[0].paper.id, by_title[0].asked_by) == (RECORDS["REFLECTIVE"], "title")
+    by_name = assistant.retriever.search("what is GDrag")
+    assert (by_name[0].paper.id, by_name[0].asked_by) == (RECORDS["GDRAG"], "name")
+    assert all(r.asked_by == "" for r in by_name[1:])
+
+
+def test_who_wrote_a_record_asked_by_its_title_is_answered_from_the_record(
+    assistant: Any,
+) -> None:
+    question = (
+        "Looking Backward streaming video-to-video translation with feature banks — who wrote it?"
+    )
+    result = answer(question, assistant=assistant)
+    assert [c.paper_id for c in result.citations] == [RECORDS["LOOKING_BACKWARD"]]
+    authors = result.sources[0].paper.authors
+    assert authors and all(a in result.answer for a in authors[:2])
+
+
+@pytest.mark.parametrize(
+    ("question", "opens"),
+    [
+        ("Is Graph Neural Networks Are More Than Filters an oral or a poster?", "Its decision is"),
+        ("Is Graph Neural Networks Are More Than Filters an oral?", "No: its decision is"),
+    ],
+)
+def test_a_choice_of_tiers_is_answered_with_the_decision_not_yes_or_no(
+    assistant: Any, question: str, opens: str
+) -> None:
+    result = answer(question, assistant=assistant)
+    assert result.answer.startswith(opens), result.answer[:80]
+    assert "Poster" in result.answer.splitlines()[0]
+    assert result.citations[0].paper_id == RECORDS["GNN_FILTERS"]

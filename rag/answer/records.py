@@ -16,9 +16,8 @@ from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.support import Quote
-from rag.lang.intent import Asked
+from rag.lang.intent import TIER_CHOICE, Asked
 from rag.lang.messages import message, question_language
-from rag.retrieval.names import asks_title
 from rag.types import Filters, Paper, RetrievedPaper
 
 
@@ -59,24 +58,24 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
     if not sources:
         return None
     paper = sources[0].paper
-    named = retriever.names.named(turn.standalone)
-    is_named = named is not None and paper.id in named.paper_ids
+    # Retrieval put it first because the question writes its name or its title (or its
+    # title's words: rag.retrieval.titles); decided there, once.
+    asked_for = sources[0].asked_by in ("name", "title")
     zh = question_language(question) == "zh"
     if not paper.has_abstract and not (asked.authors_of or asked.tier_asked):
-        # Asked by its exact title, or by its title's words (rag.retrieval.titles).
-        by_title = asks_title(turn.standalone, paper.title)
-        if is_named or by_title or retriever.titles.asked(turn.standalone) == [paper.id]:
+        if asked_for:
             facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
             return records_cited(turn, lines, [sources[0]], assistant)
         return None
-    if not is_named or not (asked.authors_of or asked.tier_asked):
+    if not asked_for or not (asked.authors_of or asked.tier_asked):
         return None
     if asked.tier_asked:
         if not paper.decision:
             verdict = message("tier_unknown", question)
         else:
             key = "tier_yes" if paper.tier == asked.tier_asked else "tier_no"
+            key = "tier_is" if asked.tier_asked == TIER_CHOICE else key
             verdict = message(key, question).format(decision=inert_markers(paper.decision))
         lines = [verdict, "", record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
     else:

@@ -30,7 +30,7 @@ class Asked:
     """The question's own filters and what it asks of the records (all empty: a topic)."""
 
     tiers: tuple[str, ...] = ()  # the tier filter the question states, sidebar names
-    tier_asked: str = ""  # "Is the Differential Transformer an oral?" -> "Oral"
+    tier_asked: str = ""  # "Is the Differential Transformer an oral?" -> "Oral"; TIER_CHOICE
     count: bool = False  # "how many papers on X"
     people: bool = False  # words that ask for a person's papers ("papers by", "的论文")
     authors_of: bool = False  # words that ask a paper's authors ("who proposed X?")
@@ -69,6 +69,9 @@ def without_venue(text: str) -> str:
     return " ".join(stripped.split())
 
 
+# "Is X an oral or a poster?": a yes/no opener over two tiers asks which one it is.
+TIER_CHOICE = "which"
+
 # After a tier word in a list question, the words that keep it a tier ("orals on X", "oral
 # papers"); any other word makes it a topic ("oral cancer").
 _AFTER_TIER = frozenset("on about in for related regarding that which are with at from".split())
@@ -93,8 +96,8 @@ def read_question(question: str) -> Asked:
             word = m.group().casefold()
             after = text[m.end() :].split()
             following = re.sub(r"[^\w]", "", after[0].casefold()) if after else ""
-            if yes_no:
-                asked = asked or tier
+            if yes_no:  # "Is X an oral?"; "an oral or a poster?" asks which
+                asked = tier if asked in ("", tier) else TIER_CHOICE
                 continue
             plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
             if (

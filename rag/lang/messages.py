@@ -55,6 +55,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_yes": "Yes: its decision is {decision}.",
         "tier_no": "No: its decision is {decision}.",
         "tier_unknown": "Its record has no decision.",
+        "tier_is": "Its decision is {decision}.",
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
         "no_abstract": "abstract not in the bundled corpus (its OpenReview page has it; "
         f"rag fetch openreview {VENUE.openreview_id} adds it to the index)",
@@ -104,6 +105,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_yes": "是：录用结果为 {decision}。",
         "tier_no": "不是：录用结果为 {decision}。",
         "tier_unknown": "该论文的记录没有录用结果。",
+        "tier_is": "录用结果为 {decision}。",
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
         "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面；"
         f"rag fetch openreview {VENUE.openreview_id} 可将其加入索引）",

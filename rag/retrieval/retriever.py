@@ -104,20 +104,28 @@ class Retriever:
             )
         crosslingual_floor = min(crosslingual.values(), default=0.0)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
+        asked_by: dict[str, str] = {}  # why a paper leads, carried to the answer stage
         if mode == "hybrid":  # a question that names a method: its paper first
             match = self.names.named(original, keyword)
             if match is not None:  # a name two papers define: the one with an abstract first
                 ids = sorted(match.paper_ids, key=lambda pid: pid in records)
                 match = replace(match, paper_ids=tuple(ids))
             ranked, fused = named_first(ranked, match, fused)
+            if match is not None:
+                asked_by |= dict.fromkeys(
+                    (p for p in match.paper_ids if match.whole_subject or p in ranked), "name"
+                )
             # A title record named inside a longer question, by any name it writes.
             named = self.names.named_all(original, keyword) if match is not None else []
             ids = [pid for m in named for pid in named_records(original, m, records)]
             ranked, fused = lifted(ranked, list(dict.fromkeys(ids)), fused)
+            asked_by |= dict.fromkeys(ids, "name")
             # A question that names an author: all their papers first.
             asked = read_question(original)
             person = self.people.named(original, asked.people, keyword)
             ranked, fused = person_first(ranked, person, fused)
+            if person is not None:
+                asked_by |= dict.fromkeys(person.paper_ids, "author")
             # A title record asked by its title ("Interpreting the Second-Order Effects of
             # Neurons in CLIP") or by its title's words (its head, its subtitle, a run of it:
             # "deep MMD gradient flow"), not in a list question: first.
@@ -125,6 +133,7 @@ class Retriever:
             if not asked.listing and not titled:
                 titled = [pid for pid in self.titles.asked(original, keyword) if pid in records]
             ranked, fused = lifted(ranked, titled, fused)
+            asked_by |= dict.fromkeys(titled, "title")
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
         wanted = k * 4 if diverse else k
@@ -147,6 +156,7 @@ class Retriever:
                         multilingual=crosslingual.get(pid, crosslingual_floor)
                         if crosslingual
                         else None,
+                        asked_by=asked_by.get(pid, ""),
                     )
                 )
             if len(results) >= wanted:

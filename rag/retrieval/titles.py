@@ -19,6 +19,11 @@ models" is not "Diffusion Models ..."):
   ("Aligning generative denoising with discriminative objectives"; "sequential decision
   making", three words of "On the Modeling Capabilities of Large Language Models for
   Sequential Decision Making" that ten abstracts use, is a topic).
+
+Or the question writes the whole title, its head or its subtitle out, in order, before or
+inside a question of its own ("Reflective Gaussian Splatting - how do they handle reflective
+surfaces?"): `PHRASE_WORDS` content words or more, `MIN_WEIGHT` of rarity, held by no other
+title.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -42,6 +48,7 @@ QUESTION_SHARE = 0.8  # of the question's weight, in the title
 MIN_WEIGHT = 8.0  # IDF (natural log) of what the question shares with the title
 COVERED = 0.9  # share of a part's weight that counts as the whole part
 RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
+PHRASE_WORDS = 3  # content words of a title part written out whole inside a question
 RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
 # Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
 # "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
@@ -56,15 +63,17 @@ def title_words(text: str) -> list[str]:
     """The content words of `text` in order, once each: folded (case, accents), split at any
     punctuation ("Online-to-Offline", "Kolmogorov–Arnold"), stopwords dropped, stemmed (an
     acronym's plural too: "MLLMs" is "MLLM")."""
-    found: list[str] = []
+    return list(dict.fromkeys(word_sequence(text)))
+
+
+def word_sequence(text: str) -> list[str]:
+    """`title_words` with repeats: the content words as written, in order."""
     text = _ACRONYM_PLURAL.sub(r"\1", unicodedata.normalize("NFKC", text))
-    for word in fold(text):
-        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        stemmed = stem(word)
-        if stemmed not in found:
-            found.append(stemmed)
-    return found
+    return [
+        stem(word)
+        for word in fold(text)
+        if word not in STOPWORDS and (len(word) >= 2 or word.isdigit())
+    ]
 
 
 def _frame() -> frozenset[str]:
@@ -112,7 +121,8 @@ class TitleIndex:
             held = len(self.postings.get(word, ())) + counts.get(word, 0)
             return math.log(1 + n / (1 + held))
 
-        written = title_words(title_text(without_venue(question)))
+        sequence = word_sequence(title_text(without_venue(question)))
+        written = list(dict.fromkeys(sequence))
         # A word no title or abstract holds (a typo: "scael") tells no title apart.
         known = [w for w in written if w in self.postings or counts.get(w)]
         asked = [w for w in known if w not in self._frame]
@@ -142,7 +152,36 @@ class TitleIndex:
             covered = _covered(self.parts[i], shared, idf)
             if covered is not None and (best is None or (covered, held) > best[:2]):
                 best = (covered, held, self.ids[i])
-        return [best[2]] if best else []
+        return [best[2]] if best else self._written_out(sequence, idf)
+
+    def _written_out(self, sequence: list[str], idf: Callable[[str], float]) -> list[str]:
+        """The record whose title, head or subtitle the question writes out whole, in order,
+        inside a longer question ("Reflective Gaussian Splatting - how do they handle
+        reflective surfaces?", "does the implicit search via discrete diffusion chess paper
+        beat MCTS?"): `PHRASE_WORDS` content words or more, `MIN_WEIGHT` of rarity, and no
+        other title holds them all."""
+        held = Counter(i for w in set(sequence) for i in self.postings.get(w, ()))
+        best: tuple[float, str] | None = None
+        for i, count in held.items():
+            if count < PHRASE_WORDS or self.ids[i] not in self.records:
+                continue
+            for part in self.parts[i]:
+                weight = sum(idf(w) for w in part)
+                if (
+                    len(part) >= PHRASE_WORDS
+                    and weight >= MIN_WEIGHT
+                    and _inside(part, sequence)
+                    and set.intersection(*(self.postings[w] for w in part)) == {i}
+                    and (best is None or weight > best[0])
+                ):
+                    best = (weight, self.ids[i])
+        return [best[1]] if best else []
+
+
+def _inside(part: list[str], sequence: list[str]) -> bool:
+    """`part` is a contiguous run of `sequence`."""
+    size = len(part)
+    return any(sequence[j : j + size] == part for j in range(len(sequence) - size + 1))
 
 
 def _covered(
