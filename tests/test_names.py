@@ -128,6 +128,7 @@ def test_name_shape_and_question_subject() -> None:
     assert subject("Can you summarize the DataMan paper?") == "DataMan"
     assert subject("FlexPrefill 是什么？") == "FlexPrefill"
     assert subject("介绍一下 FlexPrefill") == "FlexPrefill"
+    assert subject("whats HaDeMiF") == "HaDeMiF"  # typed without the apostrophe
     assert subject("Which papers evict the KV cache?") is None
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from rag.answer.pipeline import answer, open_assistant
 from rag.index.ingest import build_index
+from rag.lang.intent import read_question
 from rag.settings import BUNDLED_CORPUS
 from tests.helpers import make_settings
 
@@ -138,3 +139,17 @@ def test_a_choice_of_tiers_is_answered_with_the_decision_not_yes_or_no(
     assert result.answer.startswith(opens), result.answer[:80]
     assert "Poster" in result.answer.splitlines()[0]
     assert result.citations[0].paper_id == RECORDS["GNN_FILTERS"]
+
+
+def test_a_paper_described_is_one_paper_and_a_list_is_not() -> None:
+    assert read_question("关于用 optimal partial transport 做图匹配的那篇论文讲了什么？").one_paper
+    assert read_question("the paper on dataset distillation, which paper was that?").one_paper
+    assert not read_question("Which papers study dataset distillation?").one_paper
+    assert not read_question("How do diffusion models scale?").one_paper
+
+
+def test_a_paper_described_with_an_abstract_is_not_taken_for_a_record(assistant: Any) -> None:
+    """A record's title must be much closer than every abstract to be the one described."""
+    paper = next(r for r in bundled("iclr2025.jsonl")[:200] if len(r["title"].split()) >= 6)
+    found = assistant.retriever.search(f"the paper on {paper['title'].lower()}, what did they do?")
+    assert found[0].paper.has_abstract and found[0].asked_by != "title"

@@ -36,6 +36,7 @@ class Asked:
     authors_of: bool = False  # words that ask a paper's authors ("who proposed X?")
     search: str = ""  # the question without the venue's name and the filtering tier words
     listing: bool = False  # "which papers ...", "list ...", "哪些": a topic, not one paper
+    one_paper: bool = False  # "the paper on X", "关于 X 的那篇论文": one paper described
 
 
 @cache
@@ -117,6 +118,7 @@ def read_question(question: str) -> Asked:
         authors_of=_has(text, "authors_of"),
         search=without_venue(search),
         listing=listing,
+        one_paper=not listing and _has(text, "one_paper"),
     )
 
 

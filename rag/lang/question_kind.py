@@ -103,7 +103,7 @@ def answer_mode(question: str) -> str:
 # "What is X?", "Summarize X.", "How does X work?", "X 是什么？", "介绍一下 X": X is the subject.
 _SUBJECT_EN = re.compile(
     r"^\s*(?:(?:can|could)\s+you\s+|please\s+)?"
-    r"(?:what\s+(?:is|are|was)|what's|who\s+is|explain|describe|define|summari[sz]e|"
+    r"(?:what\s+(?:is|are|was)|what's|whats|wats|wat\s+is|who\s+is|explain|describe|define|summari[sz]e|"
     r"give\s+(?:me\s+)?(?:an?\s+)?(?:summary|overview)\s+of|tell\s+me\s+about|"
     r"how\s+(?:does|do|did)|what\s+(?:does|do|did))\s+"
     r"(?:the\s+)?(?P<x>.+?)"
