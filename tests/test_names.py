@@ -366,3 +366,26 @@ def test_a_question_with_its_own_subject_is_not_joined_to_the_chat(corpus: Assis
     assert [c.paper_id for c in in_chat.citations] == [c.paper_id for c in alone.citations]
     # A short pronoun follow-up still joins the question before it.
     assert "KAN" in offline_standalone("and how fast is it?", [("user", "What is KAN?")])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("Which benchmarks is COPER tested on?", "COPER"),  # a list of the paper's own things
+        ("How did the authors evaluate RobustKV?", "RobustKV"),
+        ("ALLaM 用了什么数据集？", "ALLaM"),
+    ],
+)
+def test_a_question_about_the_named_paper_quotes_that_paper_alone(
+    corpus: Assistant, question: str, name: str
+) -> None:
+    """Other papers on the topic are not what was asked (they were quoted beside it)."""
+    result = answer(question, assistant=corpus)
+    assert {c.title.split(":")[0] for c in result.citations} == {name}, result.answer
+
+
+@pytest.mark.slow
+def test_a_list_of_other_papers_around_a_name_stays_a_list(corpus: Assistant) -> None:
+    result = answer("Which papers compress the KV cache like ThinK?", assistant=corpus)
+    assert len({c.paper_id for c in result.citations}) >= 2

@@ -23,7 +23,9 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.list_cut import listed
 from rag.lang.intent import Intent
+from rag.lang.intent import words as intent_words
 from rag.lang.messages import message
+from rag.lang.pointers import is_comparison
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
 from rag.types import RetrievedPaper
@@ -33,6 +35,7 @@ ABOUT_SUBJECT = "about the list's subject"
 RELEVANT = "relevant to the question"
 OFF_SUBJECT = "not about the list's subject"
 NOT_RELEVANT = "below the relevance threshold"
+ABOUT_NAMED = "not the paper the question asks about"
 
 
 @dataclass(frozen=True)
@@ -101,12 +104,31 @@ class OfflineJudge:
         if by_name:  # the paper the question names leads, in any phrasing
             flags = (True, *flags[1:])
             reasons[0] = NAMED
+        if named is not None and about_it_alone(intent, named.name):
+            # "How did the authors evaluate RobustKV?": that paper, not the topic around it;
+            # another paper belongs only when the question names it too.
+            also = {p for m in self.retriever.names.named_all(question) for p in m.paper_ids}
+            flags = tuple(n == 0 or s.paper.id in also for n, s in enumerate(sources))
+            reasons = [NAMED if f else ABOUT_NAMED for f in flags]
         judged = tuple(
             Judged(s.paper.id, bool(f), float(score), reason)
             for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
         )
         answers = by_name or self.retriever.is_relevant(question, sources)
         return Verdict(judged, answers=answers, by="offline", named=named)
+
+
+def about_it_alone(intent: Intent, name: str) -> bool:
+    """A question about the paper it names, not a comparison nor a list of other papers:
+    "ALLaM 用了什么数据集？", and a list whose subject is that paper's own ("Which benchmarks is
+    COPER tested on?"), unlike "Which papers improve on FlexPrefill?"."""
+    if is_comparison(intent.question):
+        return False
+    if not intent.listing:
+        return True
+    words = intent.subject.casefold().split()
+    asks_of = set(intent_words()["words"]["yes_no_openers"]) | {"are", "were", "do", "have"}
+    return bool(words) and words[0] in asks_of and name.casefold() in " ".join(words[1:4])
 
 
 def kept(

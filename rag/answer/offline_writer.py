@@ -41,7 +41,10 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             (i for i, s in enumerate(turn.sources) if s.paper.id not in named.paper_ids),
             len(turn.sources),
         )
-        options = replace(options, named=lead, named_only=named.whole_subject)
+        # Quoted alone when it is the whole subject, or when the judge found no other paper
+        # belongs ("How did the authors evaluate RobustKV?": rag.answer.judge.about_it_alone).
+        alone = named.whole_subject or (verdict is not None and not any(verdict.belongs[lead:]))
+        options = replace(options, named=lead, named_only=alone)
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
     focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
