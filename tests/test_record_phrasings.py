@@ -72,6 +72,8 @@ def assistant(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Any:
         ("From GNNs to Trees 这篇论文是怎么解释图神经网络的？", "GNN_TREES"),
         ("scalable exact machine unlearning using parameter-efficient fine-tunig?", "UNLEARNING"),
         ("Reflective Gaussian Splatting: what do they change for shiny objects?", "REFLECTIVE"),
+        ("GDrag 在 3D 场景里效果如何？", "GDRAG"),  # the only name, coined: whatever else it asks
+        ("tl;dr Semantix?", "SEMANTIX"),
         (
             "is the implicit search via discrete diffusion paper any good at chess?",
             "IMPLICIT_SEARCH",

@@ -63,6 +63,7 @@ def index() -> TitleIndex:
         ("identifying counterfeit songs - what did they do?", "songs"),  # a part after " - "
         ("I heard about counterfeit song identification at a poster", None),  # not its words
         ("deep MMD gradient flow", "mmd"),  # a cut title: a run of four words
+        ("deep MMD gradient flow training", "mmd"),  # four in a row, and one further on
         ("online to offline rl for agent alignment", "o2o"),  # hyphens, case
         ("ONLINE-TO-OFFLINE RL FOR AGENT ALIGNMENT?", "o2o"),
         ("Consistent mesh reconstruction from dynamic scenes", "mesh"),  # the subtitle

@@ -92,11 +92,15 @@ def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
     return found
 
 
-def named_records(question: str, match: NameMatch | None, titles: dict[str, str]) -> list[str]:
+def named_records(
+    question: str, match: NameMatch | None, titles: dict[str, str], only: bool = False
+) -> list[str]:
     """The title records (id -> title in `titles`) a question names inside a longer question:
     "what does CaPo do for multi-agent cooperation" (a word of the rest is in its title), "Is
-    there a paper called KAN?" (the rest only frames the name). Retrieval has no candidates to
-    check them against (they are not among them), so the title stands in."""
+    there a paper called KAN?" (the rest only frames the name), or by a coined name that is
+    the `only` one it writes.
+    Retrieval has no candidates to check them against (they are not among them), so the title
+    stands in."""
     ids = [pid for pid in (match.paper_ids if match else ()) if pid in titles]
     if match is None or not ids or match.whole_subject:  # the whole subject: `named_first`
         return []
@@ -104,7 +108,11 @@ def named_records(question: str, match: NameMatch | None, titles: dict[str, str]
 
     frame = set(title_words(" ".join(words()["words"]["name_frame"])))
     rest = set(title_words(title_text(question))) - set(title_words(match.name)) - frame
-    return [pid for pid in ids if not rest or rest & set(title_words(titles[pid]))]
+    # The only name the question writes, and a coined one ("GenEx": inner capitals or
+    # digits, not a word), is the paper's, whatever the rest asks ("GenEx 是怎么从单张图片
+    # 生成 3D 环境的？"); beside another name ("tldr OpenMathInstruct-2 pls") it may be a word.
+    coined = only and name_shaped(match.name) and not ordinary(match.name)
+    return [pid for pid in ids if coined or not rest or rest & set(title_words(titles[pid]))]
 
 
 def title_names(title: str) -> list[str]:

@@ -118,7 +118,8 @@ class Retriever:
                 )
             # A title record named inside a longer question, by any name it writes.
             named = self.names.named_all(original, keyword) if match is not None else []
-            ids = [pid for m in named for pid in named_records(original, m, records)]
+            alone = len(named) == 1
+            ids = [pid for m in named for pid in named_records(original, m, records, alone)]
             ranked, fused = lifted(ranked, list(dict.fromkeys(ids)), fused)
             asked_by |= dict.fromkeys(ids, "name")
             # A question that names an author: all their papers first.

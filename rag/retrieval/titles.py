@@ -188,8 +188,8 @@ def _covered(
     parts: list[list[str]], shared: list[str], idf: Callable[[str], float]
 ) -> float | None:
     """The share of the title's weight that `shared` covers, when it covers a whole part of
-    the title, or a contiguous run of `RUN_WORDS` of its words or more, in the title's order,
-    worth `RUN_SHARE` of its weight; else None. `shared` is in the question's order."""
+    the title, or holds a contiguous run of `RUN_WORDS` of its words or more, in the title's
+    order, worth `RUN_SHARE` of its weight; else None. `shared` is in the question's order."""
 
     def share(words: list[str]) -> float:
         weights = [idf(w) for w in words]
@@ -200,9 +200,20 @@ def _covered(
     if any(share(part) >= COVERED for part in parts):
         return whole
     positions = [parts[0].index(word) for word in shared]  # in the question's order
-    run = positions == list(range(positions[0], positions[0] + len(positions)))
-    run = run and len(positions) >= RUN_WORDS and whole >= RUN_SHARE
-    return whole if run else None
+    run = _longest_run(positions)
+    words = parts[0][run[0] : run[0] + len(run)] if run else []
+    return whole if len(run) >= RUN_WORDS and share(words) >= RUN_SHARE else None
+
+
+def _longest_run(positions: list[int]) -> list[int]:
+    """The longest stretch of `positions` that counts up by one: title words the question
+    writes in a row ("self-correcting decoding with generative feedback to cut ...")."""
+    best: list[int] = []
+    current: list[int] = []
+    for p in positions:
+        current = [*current, p] if current and p == current[-1] + 1 else [p]
+        best = current if len(current) > len(best) else best
+    return best
 
 
 TITLES_VERSION = 4  # 4: an acronym's plural is the acronym ("MLLMs")
