@@ -28,6 +28,7 @@ def small_corpus(tmp_path: Path) -> Path:
     return three_seed_papers(tmp_path / "small.jsonl")
 
 
+@pytest.mark.slow
 def test_dense_search_returns_the_exact_nearest_chunks(
     corpus_settings: Settings, embeddings: LocalEmbeddings
 ) -> None:
