@@ -106,9 +106,8 @@ class OfflineJudge:
             reasons[0] = NAMED
         if named is not None and about_it_alone(intent, named.name):
             # "How did the authors evaluate RobustKV?": that paper, not the topic around it;
-            # another paper belongs only when the question names it too.
-            also = {p for m in self.retriever.names.named_all(question) for p in m.paper_ids}
-            flags = tuple(n == 0 or s.paper.id in also for n, s in enumerate(sources))
+            # another paper belongs only when the question names it too (retrieval says so).
+            flags = tuple(n == 0 or s.asked_by == "name" for n, s in enumerate(sources))
             reasons = [NAMED if f else ABOUT_NAMED for f in flags]
         judged = tuple(
             Judged(s.paper.id, bool(f), float(score), reason)
@@ -127,7 +126,7 @@ def about_it_alone(intent: Intent, name: str) -> bool:
     if not intent.listing:
         return True
     words = intent.subject.casefold().split()
-    asks_of = set(intent_words()["words"]["yes_no_openers"]) | {"are", "were", "do", "have"}
+    asks_of = intent_words()["words"]["asks_of"]
     return bool(words) and words[0] in asks_of and name.casefold() in " ".join(words[1:4])
 
 

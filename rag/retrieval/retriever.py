@@ -112,16 +112,17 @@ class Retriever:
                 ids = sorted(match.paper_ids, key=lambda pid: pid in records)
                 match = replace(match, paper_ids=tuple(ids))
             ranked, fused = named_first(ranked, match, fused)
-            if match is not None:
-                asked_by |= dict.fromkeys(
-                    (p for p in match.paper_ids if match.whole_subject or p in ranked), "name"
-                )
             # A title record named inside a longer question, by any name it writes.
             named = self.names.named_all(original, keyword) if match is not None else []
             alone = len(named) == 1
             ids = [pid for m in named for pid in named_records(original, m, records, alone)]
             ranked, fused = lifted(ranked, list(dict.fromkeys(ids)), fused)
-            asked_by |= dict.fromkeys(ids, "name")
+            # Every candidate a name of the question names (the judge keeps them together).
+            written = [
+                *(match.paper_ids if match else ()),
+                *(p for m in named for p in m.paper_ids),
+            ]
+            asked_by |= dict.fromkeys((p for p in written if p in ranked), "name")
             # A question that names an author: all their papers first.
             asked = read_question(original)
             person = self.people.named(original, asked.people, keyword)
