@@ -108,6 +108,19 @@ def test_titles_define_their_leading_names_and_acronyms() -> None:
     assert title_names("Synthetic continued pretraining") == []
 
 
+def test_a_title_is_named_as_a_keyboard_types_it() -> None:
+    """Greek letters are spelled out and letters spaced apart (as a PDF's title may hold
+    them) joined: a question types "gamma-MoD", "sigma-zero", "InterLCM"."""
+    greek = "\u03b3 \u2212 MoD: Exploring Mixture-of-Depth Adaptation"
+    assert title_names(greek) == ["gamma-MoD"]
+    assert title_names("\u03c3 -zero: Gradient-based Optimization") == ["sigma-zero"]
+    assert title_names("I n t e r L C M : Low-Quality Images as States") == ["InterLCM"]
+    names = NameIndex.build([paper(greek, pid="mod")])
+    for question in ("gamma-MoD: how much faster is it?", "\u03b3-MoD 快了多少？"):
+        found = names.match(question)
+        assert found is not None and found.paper_ids == ("mod",), question
+
+
 def test_a_short_title_names_its_paper_ordinary_words_only_as_the_title_writes_them() -> None:
     names = NameIndex.build(
         [paper("Differential Transformer", pid="diff"), paper("Strong Model Collapse", pid="smc")]

@@ -23,6 +23,10 @@ RECORDS = {  # title records: no abstract
     "Decision Making",
     "o2o": "Online-to-Offline RL for Agent Alignment",
     "tokens": "Tokenization Robustness in Language Models",
+    "kaa": "KAA: Kolmogorov-Arnold Attention for Enhancing Attentive Graph Neural Networks",
+    "teleport": "Scalable Decentralized Learning with Teleportation",
+    "persona": "Personality Alignment of Large Language Models",
+    "framer": "Framer: Interactive Frame Interpolation",
 }
 WITH_ABSTRACT = {
     "dit": "Scalable Diffusion Models with Transformers",
@@ -38,6 +42,10 @@ COUNTS = {
     "flow": 200, "deep": 500, "mmd": 4, "adversari": 150, "train": 1500, "dynam": 300,
     "gaussian": 60, "mesh": 15, "scene": 80, "onlin": 100, "offlin": 60, "rl": 150,
     "agent": 200, "align": 150, "token": 300, "robust": 250, "identifi": 150, "song": 2,
+    "identif": 150, "poster": 30, "heard": 5,
+    "kolmogorov": 5, "arnold": 5, "attent": 700, "enhanc": 1500, "graph": 300, "neural": 900,
+    "network": 900, "scalabl": 100, "decentr": 20, "learn": 2500, "teleport": 1,
+    "person": 60, "interact": 200, "frame": 100, "interpol": 30, "beat": 40, "gat": 10,
     "counterfeit": 0, "generat": 900, "video": 200, "reconstruct": 60, "consist": 200,
 }  # fmt: skip
 
@@ -67,6 +75,11 @@ def index() -> TitleIndex:
         ("online to offline rl for agent alignment", "o2o"),  # hyphens, case
         ("ONLINE-TO-OFFLINE RL FOR AGENT ALIGNMENT?", "o2o"),
         ("Consistent mesh reconstruction from dynamic scenes", "mesh"),  # the subtitle
+        # A question in parts: its first part asks for the title, the rest asks about it.
+        ("kolmogorov-arnold attention for graph neural networks - does it beat GAT?", "kaa"),
+        # British spelling; a typing slip in a title word (one letter, no other word as near).
+        ("scalable decentralised learning with teleportation", "teleport"),
+        ("it was called personality alignment of large languge models", "persona"),
     ],
 )
 def test_a_record_asked_by_its_titles_words_is_found(
@@ -85,10 +98,20 @@ def test_a_record_asked_by_its_titles_words_is_found(
         "gradient flow",  # a run of two common words, in another paper's title too
         "tokenization robustness in language models",  # a paper with an abstract holds it too
         "How do diffusion models generate video with guidance?",  # more than the title's words
+        "diffusion models - what is new?",  # a part that is a topic
+        "graph neural networks: which ones beat GAT?",
     ],
 )
 def test_a_topical_question_does_not_lift_a_record(index: TitleIndex, question: str) -> None:
     assert index.asked(question, Terms()) == []  # type: ignore[arg-type]
+
+
+def test_a_persons_name_is_not_read_as_a_mistyped_title_word(index: TitleIndex) -> None:
+    """ "tramer" is one slip from "framer", but it is the person retrieval found
+    (rag.retrieval.people), whose words are no title's."""
+    question = "Florian Tramer frame interpolation papers"
+    assert index.asked(question, Terms(), "florian tramer") == []  # type: ignore[arg-type]
+    assert index.asked(question, Terms()) == ["framer"]  # type: ignore[arg-type]
 
 
 def test_a_title_is_read_in_parts_without_splitting_a_hyphenated_name() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,3 +31,53 @@ def ordinary(name: str) -> bool:
     it must be written as the title writes it, in capitals, or asked about alone."""
     words = [w for w in re.split(r"[\s\-]+", name.lower()) if w]
     return bool(words) and all(w in english_words() for w in words)
+
+
+# The Greek letters as Unicode names them ("LAMDA"), and as people type them.
+_LETTER_NAMES = {"lamda": "lambda"}
+_GREEK_WORDS = frozenset(
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lamda mu nu xi omicron pi rho "
+    "sigma tau upsilon phi chi psi omega".split()
+)
+# A letter's name and the hyphen or minus that joins it to a word: "γ − MoD", "σ -zero".
+_SPELLED = sorted({_LETTER_NAMES.get(w, w) for w in _GREEK_WORDS}, key=len, reverse=True)
+_JOINED = re.compile(rf"\b({'|'.join(_SPELLED)})\s*[-\u2212\u2013]\s*(?=\w)")
+
+
+@lru_cache(maxsize=4096)
+def _letter(char: str) -> str | None:
+    """The name of a Greek letter ("γ", "ϵ", "Δ" -> gamma, epsilon, delta), else None."""
+    if not "\u0370" <= char <= "\u03ff":
+        return None
+    name = next((w for w in unicodedata.name(char, "").lower().split() if w in _GREEK_WORDS), None)
+    return _LETTER_NAMES.get(name, name) if name else None
+
+
+# Four or more letters or digits spaced apart, as a PDF's title may hold them ("I n t e r L C M").
+_SPACED = re.compile(r"(?<!\S)(?:\w ){3,}\w(?!\S)")
+
+
+def as_typed(text: str) -> str:
+    """`text` as a keyboard types it: Greek letters spelled out ("γ − MoD" is "gamma-MoD",
+    "σ -zero" is "sigma-zero") and letters spaced apart joined ("I n t e r L C M" is
+    "InterLCM"), as a question writes them."""
+    text = _SPACED.sub(lambda m: m.group().replace(" ", ""), text)
+    if not any("\u0370" <= c <= "\u03ff" for c in text):
+        return text
+    spelled = "".join(f" {_letter(c)} " if _letter(c) else c for c in text)
+    return " ".join(_JOINED.sub(r"\1-", spelled).split())
+
+
+# British endings and their American spelling, tried on a word no title holds ("decentralised",
+# "optimisation", "behaviour", "analyse"); the titles are written in American English.
+_BRITISH = (("isation", "ization"), ("ising", "izing"), ("ised", "ized"), ("ise", "ize"),
+            ("ises", "izes"), ("yse", "yze"), ("ysed", "yzed"), ("our", "or"), ("ours", "ors"),
+            ("elled", "eled"), ("elling", "eling"), ("tre", "ter"))  # fmt: skip
+
+
+def american(word: str) -> str | None:
+    """The American spelling of a British `word` (lower case), or None when it ends otherwise."""
+    for british, us in _BRITISH:
+        if word.endswith(british) and len(word) > len(british) + 2:
+            return word[: -len(british)] + us
+    return None

@@ -35,7 +35,7 @@ from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.lang.english import ordinary
+from rag.lang.english import as_typed, ordinary
 from rag.lang.gloss import title_text
 from rag.lang.intent import words
 from rag.lang.question_kind import subject
@@ -117,7 +117,7 @@ def named_records(
 
 def title_names(title: str) -> list[str]:
     """The names a title defines: its leading name, parenthesised acronyms, a one-word title."""
-    title = unicodedata.normalize("NFKC", " ".join(title.split()))
+    title = as_typed(unicodedata.normalize("NFKC", " ".join(title.split())))
     found: list[str] = []
     if title.endswith(("\u2026", "...")):  # an untitled seed abstract: its first words, cut short
         return found
@@ -209,7 +209,7 @@ class NameIndex:
         """Every name of an indexed paper the question writes, its whole subject first ("What
         is KAN?"), then in the order written ("tldr OpenMathInstruct-2 pls" writes TLDR, a
         paper's name too, before the one it asks about)."""
-        text = unicodedata.normalize("NFKC", question)
+        text = as_typed(unicodedata.normalize("NFKC", question))  # "γ-MoD", "gamma-MoD"
         found: dict[str, NameMatch] = {}
         # "What is KAN?", or the name alone ("KAN"): the question's whole subject.
         about = subject(text) or text.strip(" \t?.!。？！\"'")
@@ -311,7 +311,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 3  # 3: "GDrag:Towards" (a colon with no space) heads a name
+NAMES_VERSION = 4  # 4: titles read as typed ("γ − MoD" is gamma-MoD, "I n t e r L C M" InterLCM)
 
 
 class PaperNames:

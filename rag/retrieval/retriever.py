@@ -134,7 +134,9 @@ class Retriever:
             # "deep MMD gradient flow"), not in a list question: first.
             titled = [] if asked.listing else asked_titles(original, records)
             if not asked.listing and not titled:
-                titled = [pid for pid in self.titles.asked(original, keyword) if pid in records]
+                said = person.written if person is not None else ""  # a person's words
+                found = self.titles.asked(original, keyword, said)
+                titled = [pid for pid in found if pid in records]
             if asked.one_paper and not titled and match is None and closest is not None:
                 titled = described(closest, dense, records)
             ranked, fused = lifted(ranked, titled, fused)

@@ -24,6 +24,10 @@ Or the question writes the whole title, its head or its subtitle out, in order, 
 inside a question of its own ("Reflective Gaussian Splatting - how do they handle reflective
 surfaces?"): `PHRASE_WORDS` content words or more, `MIN_WEIGHT` of rarity, held by no other
 title.
+A question is read as typed: Greek letters spelled out ("gamma-MoD" is "γ − MoD"), a word
+no title or abstract holds taken for its American spelling ("decentralised") or for the one
+title word a typing slip away ("languge"), the words of a person it names left out, and a
+question in parts ("X - does it beat Y?") read part by part as well.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from rag.common.lexical import STOPWORDS, stem
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
+from rag.lang.english import american, as_typed
 from rag.lang.gloss import title_text
 from rag.lang.intent import without_venue, words
 from rag.retrieval.people import fold
@@ -49,6 +54,7 @@ MIN_WEIGHT = 8.0  # IDF (natural log) of what the question shares with the title
 COVERED = 0.9  # share of a part's weight that counts as the whole part
 RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
 PHRASE_WORDS = 3  # content words of a title part written out whole inside a question
+TYPO_LETTERS = 5  # a word this long, that nothing holds, may be a title word mistyped
 RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
 # Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
 # "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
@@ -68,9 +74,15 @@ def title_words(text: str) -> list[str]:
 
 def word_sequence(text: str) -> list[str]:
     """`title_words` with repeats: the content words as written, in order."""
-    text = _ACRONYM_PLURAL.sub(r"\1", unicodedata.normalize("NFKC", text))
+    return [stemmed for _word, stemmed in _content_words(text)]
+
+
+def _content_words(text: str) -> list[tuple[str, str]]:
+    """(word, its stem) for the content words of `text` in order, Greek letters spelled out
+    ("γ − MoD" is "gamma mod", as "gamma-MoD" is)."""
+    text = _ACRONYM_PLURAL.sub(r"\1", as_typed(unicodedata.normalize("NFKC", text)))
     return [
-        stem(word)
+        (word, stem(word))
         for word in fold(text)
         if word not in STOPWORDS and (len(word) >= 2 or word.isdigit())
     ]
@@ -111,9 +123,12 @@ class TitleIndex:
         records = frozenset(p.id for p in papers if not p.has_abstract)
         return cls([p.id for p in papers], [title_parts(p.title) for p in papers], records)
 
-    def asked(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
+    def asked(
+        self, question: str, keyword: KeywordIndex | None = None, person: str = ""
+    ) -> list[str]:
         """The title record (its id, in a list of one or none) whose title `question` asks
-        for; `keyword` (the abstracts' BM25 index) gives its term counts to the rarity."""
+        for; `keyword` (the abstracts' BM25 index) gives its term counts to the rarity. The
+        words of the `person` it names (folded: "florian tramer") are no title's words."""
         counts = keyword.term_counts if keyword is not None else {}
         n = len(self.ids) + (len(keyword.chunk_ids) if keyword is not None else 0)
 
@@ -121,9 +136,36 @@ class TitleIndex:
             held = len(self.postings.get(word, ())) + counts.get(word, 0)
             return math.log(1 + n / (1 + held))
 
-        sequence = word_sequence(title_text(without_venue(question)))
+        said = person.split()
+
+        def read(text: str) -> list[str]:
+            return [
+                self._spelled(word, stemmed, counts)
+                for word, stemmed in _content_words(title_text(without_venue(text)))
+                if word not in said
+            ]
+
+        sequence = read(question)
+        found = self._held(sequence, counts, idf)
+        # A question in parts is read part by part too, as a title is ("kolmogorov-arnold
+        # attention for graph neural networks - does it beat GAT?" asks for its first part),
+        # where the part holds `PHRASE_WORDS` of the title's words or more (fewer is a name's,
+        # rag.retrieval.names: "Salvage explainability method: what are ...?").
+        pieces = _PARTS.split(question) if not found else []
+        for piece in pieces if len(pieces) > 1 else []:
+            found = found or self._held(read(piece), counts, idf, PHRASE_WORDS)
+        return found or self._written_out(sequence, idf)
+
+    def _held(
+        self,
+        sequence: list[str],
+        counts: dict[str, int],
+        idf: Callable[[str], float],
+        least: int = 1,
+    ) -> list[str]:
+        """The record whose title holds most of the question's words (`asked`'s first rule)."""
         written = list(dict.fromkeys(sequence))
-        # A word no title or abstract holds (a typo: "scael") tells no title apart.
+        # A word no title or abstract holds (a typo no title explains) tells no title apart.
         known = [w for w in written if w in self.postings or counts.get(w)]
         asked = [w for w in known if w not in self._frame]
         written = known
@@ -145,14 +187,28 @@ class TitleIndex:
             shared = [w for w in written if i in self.postings.get(w, ())]
             framing = sum(weight[w] for w in shared if w in self._frame)
             held = sum(weight[w] for w in shared)
-            if held < MIN_WEIGHT or held < QUESTION_SHARE * (total + framing):
+            if len(shared) < least or held < max(MIN_WEIGHT, QUESTION_SHARE * (total + framing)):
                 continue
             if set.intersection(*(self.postings[w] for w in shared)) != {i}:
                 continue  # another paper's title holds these words too: not this one
             covered = _covered(self.parts[i], shared, idf)
             if covered is not None and (best is None or (covered, held) > best[:2]):
                 best = (covered, held, self.ids[i])
-        return [best[2]] if best else self._written_out(sequence, idf)
+        return [best[2]] if best else []
+
+    def _spelled(self, word: str, stemmed: str, counts: dict[str, int]) -> str:
+        """`stemmed`, or the title word a word no title or abstract holds stands for: its
+        American spelling ("decentralised"), or the one title word a single typing slip away
+        ("languge", "refinment"; `TYPO_LETTERS` letters or more, and no other word as near)."""
+        if stemmed in self.postings or counts.get(stemmed):
+            return stemmed
+        us = american(word)
+        if us is not None and (stem(us) in self.postings or counts.get(stem(us))):
+            return stem(us)
+        if len(stemmed) < TYPO_LETTERS or not stemmed.isalpha():
+            return stemmed
+        near = {w for w in _one_slip(stemmed) if w in self.postings}
+        return near.pop() if len(near) == 1 else stemmed
 
     def _written_out(self, sequence: list[str], idf: Callable[[str], float]) -> list[str]:
         """The record whose title, head or subtitle the question writes out whole, in order,
@@ -176,6 +232,18 @@ class TitleIndex:
                 ):
                     best = (weight, self.ids[i])
         return [best[1]] if best else []
+
+
+def _one_slip(word: str) -> set[str]:
+    """The words one slip away from `word`: a letter dropped, added, changed or two swapped."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return {
+        *(a + b[1:] for a, b in splits if b),
+        *(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1),
+        *(a + c + b[1:] for a, b in splits if b for c in letters),
+        *(a + c + b for a, b in splits for c in letters),
+    } - {word}
 
 
 def _inside(part: list[str], sequence: list[str]) -> bool:
@@ -216,7 +284,7 @@ def _longest_run(positions: list[int]) -> list[int]:
     return best
 
 
-TITLES_VERSION = 4  # 4: an acronym's plural is the acronym ("MLLMs")
+TITLES_VERSION = 5  # 5: Greek letters spelled out ("gamma-MoD")
 
 
 class PaperTitles:
@@ -237,10 +305,12 @@ class PaperTitles:
     def current(self, keyword: KeywordIndex | None = None) -> TitleIndex:
         return self._titles.current(keyword)
 
-    def asked(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
+    def asked(
+        self, question: str, keyword: KeywordIndex | None = None, person: str = ""
+    ) -> list[str]:
         """The title record `question` asks for by its title's words (`TitleIndex.asked`)."""
         keyword = keyword or self.index.keyword_index()
-        return self.current(keyword).asked(question, keyword)
+        return self.current(keyword).asked(question, keyword, person)
 
 
 def _checked(saved: object) -> TitleIndex | None:
