@@ -146,6 +146,8 @@ def test_a_choice_of_tiers_is_answered_with_the_decision_not_yes_or_no(
 def test_a_paper_described_is_one_paper_and_a_list_is_not() -> None:
     assert read_question("关于用 optimal partial transport 做图匹配的那篇论文讲了什么？").one_paper
     assert read_question("the paper on dataset distillation, which paper was that?").one_paper
+    assert read_question("a selection paper using structural entropy - which one is it?").one_paper
+    assert read_question("有篇论文用分位数估计做机制设计，叫什么？").one_paper
     assert not read_question("Which papers study dataset distillation?").one_paper
     assert not read_question("How do diffusion models scale?").one_paper
 
