@@ -79,6 +79,7 @@ def index() -> TitleIndex:
         ("kolmogorov-arnold attention for graph neural networks - does it beat GAT?", "kaa"),
         # British spelling; a typing slip in a title word (one letter, no other word as near).
         ("scalable decentralised learning with teleportation", "teleport"),
+        ("decentralized learning with teleportation", "teleport"),  # three of its four words
         ("it was called personality alignment of large languge models", "persona"),
     ],
 )
@@ -100,6 +101,7 @@ def test_a_record_asked_by_its_titles_words_is_found(
         "How do diffusion models generate video with guidance?",  # more than the title's words
         "diffusion models - what is new?",  # a part that is a topic
         "graph neural networks: which ones beat GAT?",
+        "decentralized learning",  # two of its four words
     ],
 )
 def test_a_topical_question_does_not_lift_a_record(index: TitleIndex, question: str) -> None:

@@ -15,7 +15,8 @@ models" is not "Diffusion Models ..."):
   name no abstract uses, or several less rare ones), and no other paper's title, with or without
   an abstract, holds all of it;
 - it covers a whole part of the title (the head, the subtitle or the title), or a contiguous run
-  of `RUN_WORDS` or more of the title's words that is `RUN_SHARE` of its weight or more
+  of `RUN_WORDS` or more of the title's words (three of a title of four: "decentralised
+  learning with teleportation") that is `RUN_SHARE` of its weight or more
   ("Aligning generative denoising with discriminative objectives"; "sequential decision
   making", three words of "On the Modeling Capabilities of Large Language Models for
   Sequential Decision Making" that ten abstracts use, is a topic).
@@ -270,7 +271,8 @@ def _covered(
     positions = [parts[0].index(word) for word in shared]  # in the question's order
     run = _longest_run(positions)
     words = parts[0][run[0] : run[0] + len(run)] if run else []
-    return whole if len(run) >= RUN_WORDS and share(words) >= RUN_SHARE else None
+    least = min(RUN_WORDS, max(len(parts[0]) - 1, 3))  # of a four-word title: three
+    return whole if len(run) >= least and share(words) >= RUN_SHARE else None
 
 
 def _longest_run(positions: list[int]) -> list[int]:
