@@ -34,6 +34,15 @@ MAX_QUESTION_CHARS = 4000
 
 # Extra fields a re-fetch from OpenReview may change and a reader may see (not provenance).
 SHOWN_EXTRA = ("tldr", "primary_area", "license", "pdf")
+# Four or more letters or digits spaced apart, as a PDF's title may hold them ("I n t e r L C M").
+_SPACED = re.compile(r"(?<!\S)(?:\w ){3,}\w(?!\S)")
+
+
+def letters_joined(text: str) -> str:
+    """`text` with letters spaced apart joined: "I n t e r L C M : ..." is "InterLCM : ..."."""
+    return _SPACED.sub(lambda m: m.group().replace(" ", ""), text)
+
+
 # What an untitled seed abstract is called where a title goes (`Paper.shown_title`).
 UNIDENTIFIED = "An unidentified seed abstract"
 
@@ -79,9 +88,10 @@ class Paper:
     def shown_title(self) -> str:
         """The title to show and cite: for an untitled abstract, what it is ("An unidentified
         seed abstract", issue 31: no file names for titles), after the method name it
-        introduces when its label is one ("ReBIND"), never its first sentence."""
+        introduces when its label is one ("ReBIND"), never its first sentence; letters a
+        PDF spaced apart joined ("InterLCM")."""
         if not self.untitled:
-            return self.title
+            return letters_joined(self.title)
         label = self.title.strip()
         named = label and not label.endswith(("…", "...")) and len(label.split()) <= 3
         return f"{label} ({UNIDENTIFIED.lower()})" if named else UNIDENTIFIED

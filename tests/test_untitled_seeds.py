@@ -23,6 +23,10 @@ def test_a_titled_paper_keeps_its_title() -> None:
         "abc", "FlexPrefill: Sparse Attention", "We propose FlexPrefill.", source="x.jsonl"
     )
     assert not paper.untitled and paper.shown_title == paper.title
+    # Letters a PDF spaced apart are shown joined (two titles of the accepted list).
+    spaced = Paper("rUxr9Ll5FQ", "I n t e r L C M : Low-Quality Images as States", "")
+    assert spaced.shown_title == "InterLCM : Low-Quality Images as States"
+    assert Paper("x", "A B C of Graphs", "").shown_title == "A B C of Graphs"  # three: words
 
 
 def test_untitled_seeds_get_no_bibtex_entry_and_say_why(seed_papers: list[Paper]) -> None:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rag.common.lexical import STOPWORDS
+from rag.types import letters_joined
 
 
 @lru_cache(maxsize=1)
@@ -53,15 +54,11 @@ def _letter(char: str) -> str | None:
     return _LETTER_NAMES.get(name, name) if name else None
 
 
-# Four or more letters or digits spaced apart, as a PDF's title may hold them ("I n t e r L C M").
-_SPACED = re.compile(r"(?<!\S)(?:\w ){3,}\w(?!\S)")
-
-
 def as_typed(text: str) -> str:
     """`text` as a keyboard types it: Greek letters spelled out ("γ − MoD" is "gamma-MoD",
     "σ -zero" is "sigma-zero") and letters spaced apart joined ("I n t e r L C M" is
     "InterLCM"), as a question writes them."""
-    text = _SPACED.sub(lambda m: m.group().replace(" ", ""), text)
+    text = letters_joined(text)
     if not any("\u0370" <= c <= "\u03ff" for c in text):
         return text
     spelled = "".join(f" {_letter(c)} " if _letter(c) else c for c in text)
