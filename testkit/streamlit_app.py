@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,6 +199,30 @@ def wait_idle(page: Any, settle_ms: int = 300, timeout_ms: int = 120_000) -> Non
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
     )
     page.wait_for_timeout(settle_ms)
+
+
+def tap_until_open(
+    page: Any,
+    k: int,
+    opened: Callable[[int], None],
+    tap: Callable[[float, float], None] | None = None,
+    tries: int = 3,
+) -> None:
+    """Tap (click) the k-th cited marker of the map until `opened(timeout_ms)` passes (it
+    raises AssertionError otherwise, as Playwright's `expect` does), at most `tries` times.
+    Each tap waits for the page to be idle and finds the marker where it is drawn then; a tap
+    Plotly loses while a rerun redraws the chart (seen under load) is tapped again, as a
+    person would. The last try waits longest and its failure is the test's."""
+    for attempt in range(1, tries + 1):
+        wait_idle(page, settle_ms=500)
+        x, y = cited_point(page, k)
+        (tap or page.mouse.click)(x, y)
+        try:
+            opened(30_000 if attempt < tries else 120_000)
+            return
+        except AssertionError:
+            if attempt == tries:
+                raise
 
 
 def cited_point(page: Any, k: int = 0) -> tuple[float, float]:

@@ -15,7 +15,7 @@ import bibtexparser
 import pytest
 from bibtexparser import middlewares
 
-from testkit.streamlit_app import ask_in_page, chromium, cited_point, open_app
+from testkit.streamlit_app import ask_in_page, chromium, cited_point, open_app, tap_until_open
 from tests.helpers import ARTIFACTS, QUOKKA_PAPER, QUOKKA_QUESTION, SCRIPT
 
 pytestmark = pytest.mark.slow
@@ -72,9 +72,9 @@ def test_the_map_highlights_the_cited_paper_and_opens_its_card(
         page.screenshot(path=str(ARTIFACTS / "explore-map.png"))
 
         # Clicking the point opens its card.
-        page.mouse.click(*cited_point(page))
         card = page.locator("[class*='st-key-paper-card-map']")
-        expect(card).to_contain_text(f"QuokkaNet {SCRIPT}: counting quokkas", timeout=60_000)
+        title = f"QuokkaNet {SCRIPT}: counting quokkas"
+        tap_until_open(page, 0, lambda ms: expect(card).to_contain_text(title, timeout=ms))
         expect(card).to_contain_text("Spotlight")
         expect(card).to_contain_text("Related papers")
         expect(card.get_by_role("link", name="OpenReview")).to_have_attribute(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rag.index.ingest import build_index
-from testkit.streamlit_app import cited_point, offline_app, wait_idle
+from testkit.streamlit_app import offline_app, tap_until_open, wait_idle
 from tests.helpers import ARTIFACTS, CORPUS_JSONL, make_settings, read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -199,20 +199,19 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     print(f"{viewport}: Show on map {shown_after:.2f} s")
 
     # A tap (a click on the laptop) on each cited point opens that paper's card.
+    card = page.locator("[class*='st-key-paper-card-map']")
     for k, pid in enumerate(cited["customdata"][:2]):
         # Not while a rerun (the last card's) is still redrawing the map: a tap then lands on
-        # a chart about to be replaced (it failed so in CI under load).
+        # a chart about to be replaced (it failed so in CI under load), and is tapped again.
         wait_idle(page, settle_ms=500, timeout_ms=TIMEOUT)
         chart.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
-        px, py = cited_point(page, k)
-        if viewport == "phone":
-            finger_tap(page, px, py)
-        else:
-            page.mouse.click(px, py)
-        card = page.locator("[class*='st-key-paper-card-map']")
-        expect(card.get_by_role("link", name="OpenReview")).to_have_attribute(
-            "href", f"https://openreview.net/forum?id={pid}", timeout=TIMEOUT
+        link = card.get_by_role("link", name="OpenReview")
+        url = f"https://openreview.net/forum?id={pid}"
+        tap_until_open(
+            page,
+            k,
+            lambda ms, link=link, url=url: expect(link).to_have_attribute("href", url, timeout=ms),
+            (lambda x, y: finger_tap(page, x, y)) if viewport == "phone" else None,
         )
         # The "Open a paper" box names the card that is open.
         title = card.locator("h3").first.inner_text().strip()
