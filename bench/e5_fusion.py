@@ -12,7 +12,8 @@ builds it), in one run: R@1, R@5 and MRR@10 of
 
 - `hybrid`: the retriever as it ships (MiniLM + BM25; Chinese questions also USE);
 - `+ e5 w`: the hybrid's candidates re-scored (1 - w) x their fused score + w x their e5
-  cosine, each scaled to 0..1 over the candidates; papers retrieval put first by name, title or author stay first;
+  cosine, each scaled to 0..1 over the candidates; papers retrieval put first by name,
+  title or author stay first;
 - for Chinese questions, `e5 for USE w`: the same with USE switched off (what e5 would
   replace).
 
