@@ -59,7 +59,7 @@ def as_typed(text: str) -> str:
     "σ -zero" is "sigma-zero") and letters spaced apart joined ("I n t e r L C M" is
     "InterLCM"), as a question writes them."""
     text = letters_joined(text)
-    if not any("\u0370" <= c <= "\u03ff" for c in text):
+    if not any(map(_letter, text)):
         return text
     spelled = "".join(f" {_letter(c)} " if _letter(c) else c for c in text)
     return " ".join(_JOINED.sub(r"\1-", spelled).split())

@@ -39,6 +39,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 
 from rag.common.lexical import STOPWORDS, stem
 from rag.index.bm25 import KeywordIndex
@@ -139,9 +140,13 @@ class TitleIndex:
 
         said = person.split()
 
+        @cache  # the parts are read again: each word is spelled once
+        def spelled(word: str, stemmed: str) -> str:
+            return self._spelled(word, stemmed, counts)
+
         def read(text: str) -> list[str]:
             return [
-                self._spelled(word, stemmed, counts)
+                spelled(word, stemmed)
                 for word, stemmed in _content_words(title_text(without_venue(text)))
                 if word not in said
             ]
@@ -154,7 +159,9 @@ class TitleIndex:
         # rag.retrieval.names: "Salvage explainability method: what are ...?").
         pieces = _PARTS.split(question) if not found else []
         for piece in pieces if len(pieces) > 1 else []:
-            found = found or self._held(read(piece), counts, idf, PHRASE_WORDS)
+            found = self._held(read(piece), counts, idf, PHRASE_WORDS)
+            if found:
+                return found
         return found or self._written_out(sequence, idf)
 
     def _held(
@@ -167,7 +174,7 @@ class TitleIndex:
         """The record whose title holds most of the question's words (`asked`'s first rule)."""
         written = list(dict.fromkeys(sequence))
         # A word no title or abstract holds (a typo no title explains) tells no title apart.
-        known = [w for w in written if w in self.postings or counts.get(w)]
+        known = [w for w in written if self._known(w, counts)]
         asked = [w for w in known if w not in self._frame]
         written = known
         weight = {w: idf(w) for w in written}
@@ -197,14 +204,18 @@ class TitleIndex:
                 best = (covered, held, self.ids[i])
         return [best[2]] if best else []
 
+    def _known(self, word: str, counts: dict[str, int]) -> bool:
+        """A title or an abstract's chunk holds `word` (a stem)."""
+        return word in self.postings or bool(counts.get(word))
+
     def _spelled(self, word: str, stemmed: str, counts: dict[str, int]) -> str:
         """`stemmed`, or the title word a word no title or abstract holds stands for: its
         American spelling ("decentralised"), or the one title word a single typing slip away
         ("languge", "refinment"; `TYPO_LETTERS` letters or more, and no other word as near)."""
-        if stemmed in self.postings or counts.get(stemmed):
+        if self._known(stemmed, counts):
             return stemmed
         us = american(word)
-        if us is not None and (stem(us) in self.postings or counts.get(stem(us))):
+        if us is not None and self._known(stem(us), counts):
             return stem(us)
         if len(stemmed) < TYPO_LETTERS or not stemmed.isalpha():
             return stemmed
