@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rag.answer.support import CachedEmbeddings, embedded_texts
 from rag.cli.main import main
 from rag.corpus.loaders import load_papers
 from rag.corpus.seeds import load_corpus
@@ -39,6 +40,9 @@ from rag.index.shipped import (
     multilingual_key,
     multilingual_vectors,
     read_stored,
+    sentence_file,
+    sentence_key,
+    sentence_vectors,
 )
 from rag.index.shipped_chunks import PLAN_FILE, chunk_plan
 from rag.index.vectors import read_paper_vectors
@@ -91,6 +95,17 @@ def test_the_shipped_vectors_are_what_the_models_compute_here(
     similarity = cosines(here, np.stack(stored.lookup(rows)))  # type: ignore[arg-type]
     assert 1.0 - similarity.min() < 1e-5, f"cosine {similarity.min():.6f}: {stale('vectors')}"
 
+    sentences = read_stored(sentence_file(VECTORS))
+    assert sentences is not None and sentences.key == sentence_key(VECTORS), stale("sentences")
+    papers = load_corpus([BUNDLED_CORPUS]).papers
+    every = [t for p in papers if p.abstract for t in embedded_texts(p)]
+    missing = sum(v is None for v in sentences.lookup(every))
+    assert missing == 0, f"{missing} sentences have no vector: {stale('sentence vectors')}"
+    rows = random.Random(29).sample(sorted(set(every)), 64)
+    here = np.asarray(embeddings.embed_documents(rows))
+    similarity = cosines(here, np.stack(sentences.lookup(rows)))  # type: ignore[arg-type]
+    assert 1.0 - similarity.min() < 1e-5, f"cosine {similarity.min():.6f}: {stale('vectors')}"
+
     from rag.models.multilingual import MultilingualEmbeddings
 
     multilingual = read_stored(MULTILINGUAL_FILE)
@@ -109,32 +124,74 @@ def test_the_shipped_vectors_are_what_the_models_compute_here(
 def test_the_shipped_files_are_small_and_in_the_wheel_s_data() -> None:
     for path in (chunk_file(VECTORS), MULTILINGUAL_FILE, MAP_FILE, PLAN_FILE):
         assert path.parent == BUNDLED_CORPUS and path.stat().st_size < 4e6, path
+    # ~19,400 sentences, titles and passages of 2,123 abstracts, 384 float16 numbers each
+    assert sentence_file(VECTORS).stat().st_size < 16e6
     tracked = subprocess.run(
         ["git", "ls-files", "data/iclr2025"], cwd=ROOT, capture_output=True, text=True
     )
     if tracked.returncode == 0:  # a checkout: a fresh clone must have them
-        for path in (chunk_file(VECTORS), MULTILINGUAL_FILE, MAP_FILE, PLAN_FILE):
+        shipped = (chunk_file(VECTORS), sentence_file(VECTORS), MULTILINGUAL_FILE, MAP_FILE)
+        for path in (*shipped, PLAN_FILE):
             assert str(path.relative_to(ROOT)) in tracked.stdout.split(), f"{path} not committed"
 
 
 def test_shipped_vectors_are_used_only_when_every_key_matches(embeddings: Any) -> None:
     assert chunk_vectors(DEFAULTS, embeddings) is not None
     assert multilingual_vectors(DEFAULTS) is not None
+    assert sentence_vectors(DEFAULTS, embeddings) is not None
     off = with_overrides(DEFAULTS, {"embedding": {"bundled_vectors": False}})
     assert chunk_vectors(off, embeddings) is None and multilingual_vectors(off) is None
+    assert sentence_vectors(off, embeddings) is None
     other_chunks = with_overrides(DEFAULTS, {"chunking": {"max_tokens": 128}})
     assert chunk_vectors(other_chunks, embeddings) is None
     # torch computes ONNX's float32 vectors: it reads the same file; int8 ones differ by CPU,
     # so none are shipped for it (the model is loaded only when used).
     assert chunk_vectors(DEFAULTS, LocalEmbeddings(backend="torch")) is not None
     assert chunk_vectors(DEFAULTS, LocalEmbeddings(backend="onnx-int8")) is None
-    assert not chunk_file("int8").exists()
+    assert sentence_vectors(DEFAULTS, LocalEmbeddings(backend="onnx-int8")) is None
+    assert not chunk_file("int8").exists() and not sentence_file("int8").exists()
 
     class OtherModel:  # any embeddings but the bundled MiniLM
         name = "all-MiniLM-L6-v2"
         backend = "onnx"
 
     assert chunk_vectors(DEFAULTS, OtherModel()) is None  # type: ignore[arg-type]
+    assert sentence_vectors(DEFAULTS, OtherModel()) is None  # type: ignore[arg-type]
+
+
+def test_an_answer_embeds_only_the_sentences_nothing_shipped_holds(embeddings: Any) -> None:
+    """The answer stage's cache reads the shipped sentence vectors on first use: the bundled
+    papers' titles, sentences and passages reach the model not at all, a new text does, once."""
+
+    class Recorder(LocalEmbeddings):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[str] = []
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            self.asked += texts
+            return embeddings.embed_documents(texts)
+
+    papers = [p for p in load_corpus([BUNDLED_CORPUS]).papers if p.abstract][:5]
+    shipped = [t for p in papers for t in embedded_texts(p)]
+    recorder = Recorder()
+    loads: list[int] = []
+
+    def shipped_vectors() -> Any:
+        loads.append(1)
+        return sentence_vectors(DEFAULTS, recorder)
+
+    cache = CachedEmbeddings(recorder, shipped=shipped_vectors)
+    new = "A sentence no bundled abstract holds, about sourdough."
+    got = np.asarray(cache.embed_documents([*shipped, new]))
+    assert recorder.asked == [new]
+    assert cache.embed_documents([new]) == [got[-1].tolist()] and recorder.asked == [new]
+    assert loads == [1]  # read once
+    here = np.asarray(embeddings.embed_documents(shipped[:8]))
+    assert 1.0 - cosines(here, got[:8]).min() < 1e-5
+    off = CachedEmbeddings(recorder)  # nothing shipped: everything is computed
+    off.embed_documents(shipped[:3])
+    assert recorder.asked == [new, *shipped[:3]]
 
 
 def test_the_shipped_chunk_boundaries_are_what_chunking_computes_here(embeddings: Any) -> None:

@@ -17,6 +17,7 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.judge import Judge, OfflineJudge
 from rag.answer.support import CachedEmbeddings
 from rag.errors import AnswerError, ModelError, RagError
+from rag.index.shipped import sentence_vectors
 from rag.models.budget import Budget
 from rag.models.factory import (
     chat_model_name,
@@ -48,13 +49,15 @@ class Assistant:
     chat_model: BaseChatModel | None
     embeddings: Embeddings
     model: str = ""  # "provider:model" that answers, or "offline:extractive"
-    sentence_embeddings: Embeddings = field(init=False, repr=False)
+    sentence_embeddings: CachedEmbeddings = field(init=False, repr=False)
     judge: Judge = field(init=False, repr=False)  # which retrieved papers belong
 
     def __post_init__(self) -> None:
         if not self.model:
             self.model = describe_model(self.chat_model, self.settings)
-        self.sentence_embeddings = CachedEmbeddings(self.embeddings)
+        self.sentence_embeddings = CachedEmbeddings(
+            self.embeddings, shipped=lambda: sentence_vectors(self.settings, self.embeddings)
+        )
         self.judge = OfflineJudge(self.retriever, self.sentence_embeddings)
 
     @property
@@ -63,7 +66,7 @@ class Assistant:
 
     def warm_up(self) -> None:
         """Load what the first question needs (the embedding model, Chroma's vector index,
-        BM25) now, not then."""
+        BM25, the shipped sentence vectors) now, not then."""
         # The local model loads in ONNX Runtime and Chroma its HNSW segment, mostly outside the
         # GIL, while BM25 is read. A remote embedding API is not called just to warm up.
         loading = None
@@ -77,6 +80,7 @@ class Assistant:
                 loading.join()
 
     def _warm_vectors(self) -> None:
+        self.sentence_embeddings.read_shipped()
         vector = self.embeddings.embed_query("warm up")
         with contextlib.suppress(RagError):  # the question will say what is wrong
             self.retriever.index.dense_search(vector, 1)

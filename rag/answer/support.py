@@ -32,6 +32,7 @@ from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import unit_rows
 from rag.index.chunking import split_sentences
+from rag.index.shipped import StoredVectors
 from rag.lang.gloss import english_part, is_english
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import Paper
@@ -276,25 +277,67 @@ def spell_out(abstract: str, texts: Sequence[str]) -> list[str]:
     return [pattern.sub(lambda m: f"{table[m.group(1)]} ({m.group(1)})", t) for t in texts]
 
 
+def embedded_texts(paper: Paper) -> list[str]:
+    """What the answer stage embeds of a paper: its shown title and its sentences (the list
+    cut, rag.answer.list_cut) and its passages (the extractive writer), abbreviations spelled
+    out. `rag vectors build` ships their vectors for the bundled corpus."""
+    from rag.index.chunking import sentences
+    from rag.index.passages import passages
+
+    if not paper.abstract:
+        return [paper.shown_title]
+    said = sentences(paper.abstract) or [paper.abstract]
+    read = [p.text for p in passages(paper.abstract)]
+    return unique(
+        [
+            paper.shown_title,
+            *spell_out(paper.abstract, said),
+            *spell_out(paper.abstract, read),
+        ]
+    )
+
+
 class CachedEmbeddings(Embeddings):
-    """Remembers document vectors: the same abstracts' sentences come back turn after turn.
+    """Remembers document vectors: the same abstracts' sentences come back turn after turn;
+    `shipped` gives the vectors shipped for the bundled corpus's (`embedded_texts`), read on
+    first use, so a new question embeds only the texts of papers fetched since.
 
     Shared by every session of the app, so it is thread-safe: the lock guards the table, and
     the model runs outside it (another thread may embed the same text meanwhile; harmless).
     """
 
-    def __init__(self, inner: Embeddings, size: int = 20_000) -> None:
+    def __init__(
+        self,
+        inner: Embeddings,
+        size: int = 20_000,
+        shipped: Callable[[], StoredVectors | None] | None = None,
+    ) -> None:
         self.inner = inner
         self.size = size
         self._vectors: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._shipped = shipped
+        self._stored: StoredVectors | None = None
+
+    def read_shipped(self) -> None:
+        """Read the shipped vectors now (the app's warm-up), not at the first answer."""
+        with self._lock:
+            if self._shipped is not None:  # read once, by the first caller
+                self._stored, self._shipped = self._shipped(), None
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.read_shipped()
         with self._lock:
             found = {t: self._vectors[t] for t in texts if t in self._vectors}
             for text in found:
                 self._vectors.move_to_end(text)
         missing = unique([t for t in texts if t not in found])
+        if missing and self._stored is not None:
+            stored = self._stored.lookup(missing)
+            found.update(
+                (t, v.tolist()) for t, v in zip(missing, stored, strict=True) if v is not None
+            )
+            missing = [t for t in missing if t not in found]
         if missing:
             computed = dict(zip(missing, self.inner.embed_documents(missing), strict=True))
             found.update(computed)

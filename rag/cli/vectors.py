@@ -117,6 +117,7 @@ def _write_files(args: argparse.Namespace, settings: Settings) -> None:
         titles, multilingual = _multilingual_vectors(index)
     _save(chunk_key(settings, vectors), texts, chunk_vectors, chunk_file(vectors))
     _save(multilingual_key(), titles, multilingual, MULTILINGUAL_FILE)
+    _save_sentences(papers, encoder, vectors, reuse)
     write_sums()  # build_map ingests from the new vectors, checked against their sums
     print(f"  {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
@@ -124,6 +125,20 @@ def _write_files(args: argparse.Namespace, settings: Settings) -> None:
     print("building an index from them, and its topic map", file=sys.stderr)
     build_map(settings, encoder)
     print(f"  {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+def _save_sentences(papers: list[Any], encoder: Any, vectors: str, reuse: bool) -> None:
+    """Ship the vectors of what the answer stage embeds of each paper (`embedded_texts`),
+    keeping the shipped ones that match unless every text is to be embedded again."""
+    from rag.answer.support import embedded_texts
+    from rag.index.shipped import embed_with, matching, sentence_file, sentence_key
+
+    texts = sorted({t for p in papers if p.abstract for t in embedded_texts(p)})
+    path, key = sentence_file(vectors), sentence_key(vectors)
+    stored = matching(path, key) if reuse else None
+    found, now = embed_with(encoder, texts, stored)
+    print(f"  {sum(now)} of {len(texts)} sentences embedded now", file=sys.stderr)
+    _save(key, texts, found, path)
 
 
 def _chunk_vectors(index: Any) -> tuple[list[str], Any]:

@@ -42,6 +42,12 @@ def chunk_file(vectors: str) -> Path:
 MULTILINGUAL_FILE = BUNDLED_CORPUS / "vectors-multilingual.npz"
 
 
+def sentence_file(vectors: str) -> Path:
+    """The shipped vectors of what the answer stage embeds per paper (its title, sentences and
+    passages, `rag.answer.support.embedded_texts`): a list question embeds ~150 of them."""
+    return BUNDLED_CORPUS / f"vectors-minilm-sentences-{vectors}.npz"
+
+
 def text_hash(text: str) -> str:
     """What a stored vector is looked up by: the SHA-256 of the exact text embedded."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
@@ -58,6 +64,19 @@ def chunk_key(settings: Settings, vectors: str) -> dict[str, Any]:
         "vectors": vectors,
         "chunk_max_tokens": settings.chunking.max_tokens,
         "chunk_overlap": settings.chunking.overlap_sentences,
+    }
+
+
+def sentence_key(vectors: str) -> dict[str, Any]:
+    """Everything a sentence vector depends on besides its text."""
+    from rag.models.minilm import BUNDLED_SHA256
+
+    return {
+        "format": FORMAT,
+        "model": "all-MiniLM-L6-v2",
+        "weights_sha256": BUNDLED_SHA256,
+        "vectors": vectors,
+        "texts": "sentences",
     }
 
 
@@ -185,6 +204,16 @@ def chunk_vectors(settings: Settings, embeddings: Embeddings) -> StoredVectors |
 
     vectors = vectors_of(embeddings)
     return matching(chunk_file(vectors), chunk_key(settings, vectors))
+
+
+def sentence_vectors(settings: Settings, embeddings: Embeddings) -> StoredVectors | None:
+    """The shipped sentence vectors usable with `embeddings`, else None."""
+    if not settings.embedding.bundled_vectors or local_backend(embeddings) is None:
+        return None
+    from rag.models.factory import vectors_of
+
+    vectors = vectors_of(embeddings)
+    return matching(sentence_file(vectors), sentence_key(vectors))
 
 
 def multilingual_vectors(settings: Settings) -> StoredVectors | None:
