@@ -20,7 +20,7 @@ from rag.index.bm25 import KeywordIndex
 from rag.index.ingest import build_index
 from rag.lang.question_kind import subject
 from rag.models.minilm import LocalEmbeddings
-from rag.retrieval.names import NameIndex, PaperNames, name_shaped, title_names
+from rag.retrieval.names import NameIndex, PaperNames, name_shaped, named_records, title_names
 from rag.settings import Settings
 from rag.types import Paper
 from tests.helpers import CORPUS_JSONL, ROOT, make_settings, read_jsonl
@@ -119,6 +119,13 @@ def test_a_title_is_named_as_a_keyboard_types_it() -> None:
     for question in ("gamma-MoD: how much faster is it?", "\u03b3-MoD 快了多少？"):
         found = names.match(question)
         assert found is not None and found.paper_ids == ("mod",), question
+        # "gamma" and "mod" are English words, but no English word has a capital inside: the
+        # only name a question writes, it names the record whatever the rest asks.
+        assert named_records(question, found, {"mod": greek}, only=True) == ["mod"]
+    cake = "CAKE: Cascading and Adaptive KV Cache Eviction"
+    found = NameIndex.build([paper(cake, pid="cake")]).match("CAKE: how much faster is it?")
+    assert found is not None  # an English word in capitals: named only by the rest's words
+    assert named_records("CAKE: how much faster is it?", found, {"cake": cake}, True) == []
 
 
 def test_a_short_title_names_its_paper_ordinary_words_only_as_the_title_writes_them() -> None:

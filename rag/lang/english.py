@@ -34,6 +34,12 @@ def ordinary(name: str) -> bool:
     return bool(words) and all(w in english_words() for w in words)
 
 
+def made_up(name: str) -> bool:
+    """A name no English text would write: not `ordinary`, or with a capital after a small
+    letter ("gamma-MoD", "GenEx"), which no English word has whatever its letters spell."""
+    return not ordinary(name) or re.search(r"[a-z][A-Z]", name) is not None
+
+
 # The Greek letters as Unicode names them ("LAMDA"), and as people type them.
 _LETTER_NAMES = {"lamda": "lambda"}
 _GREEK_WORDS = frozenset(

@@ -35,7 +35,7 @@ from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.lang.english import as_typed, ordinary
+from rag.lang.english import as_typed, made_up, ordinary
 from rag.lang.gloss import title_text
 from rag.lang.intent import words
 from rag.lang.question_kind import subject
@@ -108,10 +108,11 @@ def named_records(
 
     frame = set(title_words(" ".join(words()["words"]["name_frame"])))
     rest = set(title_words(title_text(question))) - set(title_words(match.name)) - frame
-    # The only name the question writes, and a coined one ("GenEx": inner capitals or
-    # digits, not a word), is the paper's, whatever the rest asks ("GenEx 是怎么从单张图片
-    # 生成 3D 环境的？"); beside another name ("tldr OpenMathInstruct-2 pls") it may be a word.
-    coined = only and name_shaped(match.name) and not ordinary(match.name)
+    # The only name the question writes, and a coined one ("GenEx", "gamma-MoD": inner
+    # capitals or digits, not a word), is the paper's, whatever the rest asks ("GenEx 是怎么
+    # 从单张图片生成 3D 环境的？"); beside another name ("tldr OpenMathInstruct-2 pls") it may
+    # be a word.
+    coined = only and name_shaped(match.name) and made_up(match.name)
     return [pid for pid in ids if coined or not rest or rest & set(title_words(titles[pid]))]
 
 
