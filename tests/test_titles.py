@@ -27,6 +27,8 @@ RECORDS = {  # title records: no abstract
     "teleport": "Scalable Decentralized Learning with Teleportation",
     "persona": "Personality Alignment of Large Language Models",
     "framer": "Framer: Interactive Frame Interpolation",
+    "snn": "Temporal Flexibility in Spiking Neural Networks: Towards Generalization Across Time "
+    "Steps and Deployment Friendliness",
 }
 WITH_ABSTRACT = {
     "dit": "Scalable Diffusion Models with Transformers",
@@ -47,6 +49,8 @@ COUNTS = {
     "network": 900, "scalabl": 100, "decentr": 20, "learn": 2500, "teleport": 1,
     "person": 60, "interact": 200, "frame": 100, "interpol": 30, "beat": 40, "gat": 10,
     "counterfeit": 0, "generat": 900, "video": 200, "reconstruct": 60, "consist": 200,
+    "tempor": 150, "flexibl": 60, "spike": 20, "toward": 300, "general": 800, "across": 600,
+    "time": 900, "step": 400, "deploy": 100, "friendli": 10,
 }  # fmt: skip
 
 
@@ -81,6 +85,12 @@ def index() -> TitleIndex:
         ("scalable decentralised learning with teleportation", "teleport"),
         ("decentralized learning with teleportation", "teleport"),  # three of its four words
         ("it was called personality alignment of large languge models", "persona"),
+        # A Chinese question quotes the head's first words; its gloss says the rest.
+        (
+            "好像叫 Temporal Flexibility 的那篇脉冲神经网络论文，"
+            "讲的是不同 time step 之间的泛化吗？",
+            "snn",
+        ),
     ],
 )
 def test_a_record_asked_by_its_titles_words_is_found(
@@ -102,6 +112,7 @@ def test_a_record_asked_by_its_titles_words_is_found(
         "diffusion models - what is new?",  # a part that is a topic
         "graph neural networks: which ones beat GAT?",
         "decentralized learning",  # two of its four words
+        "脉冲神经网络在不同 time step 上怎么泛化？",  # a topic: its gloss is no title's part
     ],
 )
 def test_a_topical_question_does_not_lift_a_record(index: TitleIndex, question: str) -> None:

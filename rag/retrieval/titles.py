@@ -28,7 +28,9 @@ title.
 A question is read as typed: Greek letters spelled out ("gamma-MoD" is "γ − MoD"), a word
 no title or abstract holds taken for its American spelling ("decentralised") or for the one
 title word a typing slip away ("languge"), the words of a person it names left out, and a
-question in parts ("X - does it beat Y?") read part by part as well.
+question in parts ("X - does it beat Y?") read part by part as well. A Chinese question is read
+by its Latin words, and its gloss may complete a part of the title they begin ("好像叫 Temporal
+Flexibility ... 脉冲神经网络").
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.english import american, as_typed
-from rag.lang.gloss import title_text
+from rag.lang.gloss import english_query, title_text
 from rag.lang.intent import without_venue, words
 from rag.retrieval.people import fold
 from rag.types import Paper
@@ -144,15 +146,21 @@ class TitleIndex:
         def spelled(word: str, stemmed: str) -> str:
             return self._spelled(word, stemmed, counts)
 
-        def read(text: str) -> list[str]:
+        def read(text: str, reading: Callable[[str], str] = title_text) -> list[str]:
             return [
                 spelled(word, stemmed)
-                for word, stemmed in _content_words(title_text(without_venue(text)))
+                for word, stemmed in _content_words(reading(without_venue(text)))
                 if word not in said
             ]
 
         sequence = read(question)
-        found = self._held(sequence, counts, idf)
+        # A Chinese question may quote a title's first words in Latin letters and say the rest
+        # in Chinese ("好像叫 Temporal Flexibility ... 脉冲神经网络 ... 泛化"): its gloss's
+        # words may complete a part of the title, but are not what it asks (a gloss adds
+        # senses no title has: 叫 "shout call").
+        quoted = title_text(question) != english_query(question)  # Latin words, not a gloss
+        glossed = set(read(question, english_query)) if quoted else set()
+        found = self._held(sequence, counts, idf, glossed=glossed)
         # A question in parts is read part by part too, as a title is ("kolmogorov-arnold
         # attention for graph neural networks - does it beat GAT?" asks for its first part),
         # where the part holds `PHRASE_WORDS` of the title's words or more (fewer is a name's,
@@ -170,8 +178,10 @@ class TitleIndex:
         counts: dict[str, int],
         idf: Callable[[str], float],
         least: int = 1,
+        glossed: set[str] | frozenset[str] = frozenset(),
     ) -> list[str]:
-        """The record whose title holds most of the question's words (`asked`'s first rule)."""
+        """The record whose title holds most of the question's words (`asked`'s first rule);
+        `glossed`: words of a Chinese question's gloss, which may complete a part."""
         written = list(dict.fromkeys(sequence))
         # A word no title or abstract holds (a typo no title explains) tells no title apart.
         known = [w for w in written if self._known(w, counts)]
@@ -199,7 +209,8 @@ class TitleIndex:
                 continue
             if set.intersection(*(self.postings[w] for w in shared)) != {i}:
                 continue  # another paper's title holds these words too: not this one
-            covered = _covered(self.parts[i], shared, idf)
+            also = {w for w in glossed if i in self.postings.get(w, ())}
+            covered = _covered(self.parts[i], shared, idf, also)
             if covered is not None and (best is None or (covered, held) > best[:2]):
                 best = (covered, held, self.ids[i])
         return [best[2]] if best else []
@@ -265,19 +276,23 @@ def _inside(part: list[str], sequence: list[str]) -> bool:
 
 
 def _covered(
-    parts: list[list[str]], shared: list[str], idf: Callable[[str], float]
+    parts: list[list[str]],
+    shared: list[str],
+    idf: Callable[[str], float],
+    also: set[str] | frozenset[str] = frozenset(),
 ) -> float | None:
     """The share of the title's weight that `shared` covers, when it covers a whole part of
-    the title, or holds a contiguous run of `RUN_WORDS` of its words or more, in the title's
-    order, worth `RUN_SHARE` of its weight; else None. `shared` is in the question's order."""
+    the title (with the words `also` said another way: a gloss), or holds a contiguous run of
+    `RUN_WORDS` of its words or more, in the title's order, worth `RUN_SHARE` of its weight;
+    else None. `shared` is in the question's order."""
 
-    def share(words: list[str]) -> float:
+    def share(words: list[str], said: set[str] | frozenset[str] = frozenset()) -> float:
         weights = [idf(w) for w in words]
-        held = sum(x for x, w in zip(weights, words, strict=True) if w in shared)
+        held = sum(x for x, w in zip(weights, words, strict=True) if w in shared or w in said)
         return held / (sum(weights) or 1.0)
 
     whole = share(parts[0])
-    if any(share(part) >= COVERED for part in parts):
+    if any(share(part, also) >= COVERED for part in parts):
         return whole
     positions = [parts[0].index(word) for word in shared]  # in the question's order
     run = _longest_run(positions)
