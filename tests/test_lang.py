@@ -49,7 +49,7 @@ def test_both_language_checks_read_the_same_script_counts() -> None:
 
 
 def test_the_glossary_file_loads_its_entries() -> None:
-    assert len(GLOSSARY) == 449
+    assert len(GLOSSARY) == 475
     assert GLOSSARY["强化学习"] == "reinforcement learning"
     assert GLOSSARY["离线强化学习"] == "offline reinforcement learning"
     assert GLOSSARY["多智能体"] == "multi-agent"
@@ -60,6 +60,9 @@ def test_the_glossary_file_loads_its_entries() -> None:
     )
     # The glossary beats the general dictionary ("strengthen study") and keeps compounds whole.
     assert gloss("离线强化学习") == "offline reinforcement learning"
+    # Statistics' terms ("scatter distribute race nationality" in the general dictionary).
+    assert gloss("分布族") == "distribution family" and gloss("高斯分布") == "Gaussian distribution"
+    assert gloss("最大似然估计") == "maximum likelihood estimation"
 
 
 def test_a_malformed_glossary_line_is_named() -> None:
