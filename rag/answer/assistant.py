@@ -158,3 +158,5 @@ class Turn:
     verdict: Verdict | None = None  # which sources belong (rag.answer.judge); None: a follow-up
     intent: Intent | None = None  # what a new question asks (rag.lang.intent); None: a follow-up
     previous_papers: list[Paper] = field(default_factory=list)  # the last answer's sources
+    # The question as meant, its mistyped words repaired (rag.retrieval.spelling); "": as asked.
+    meant: str = ""

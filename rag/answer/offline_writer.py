@@ -47,7 +47,8 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         options = replace(options, named=lead, named_only=alone)
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
-    focus = turn.question.strip() if turn.standalone != turn.question.strip() else turn.standalone
+    asked = turn.meant or turn.question.strip()
+    focus = asked if turn.standalone != asked else turn.standalone
     sources = turn.sources
     if turn.reference is not None and turn.citable:
         # Only the papers pointed at; "summarize the second one" asks for its summary.

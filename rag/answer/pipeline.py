@@ -143,7 +143,9 @@ def _prepare(
         if turn.result is None and not turn.compare:  # papers known by their titles alone
             turn.result = title_records_answer(turn, assistant)
         return turn
-    intent = understand(searched)  # what the question asks, read once
+    # What the question asks, read once, its mistyped words as meant ("difusion models").
+    spelled = assistant.retriever.spelled
+    intent = understand(spelled(searched))
     filters, note = question_filters(intent.asked, filters, text)
     # The offline judge checks more candidates for a list than the sources setting shows
     # (list_pool), and keeps k: one search at that depth (its first k are the search for k).
@@ -152,7 +154,9 @@ def _prepare(
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
     candidates = assistant.retriever.search(intent.search, k=depth, filters=filters)
     sources = candidates[:wanted]
-    turn = Turn(question, intent.search, sources, scope_note=note, intent=intent)
+    turn = Turn(
+        question, intent.search, sources, scope_note=note, intent=intent, meant=spelled(text)
+    )
     turn.previous_papers = before.papers
     turn.result = record_answer(turn, intent.asked, assistant)
     if turn.result is None and intent.kind == "count":  # "how many papers on Y": counted

@@ -19,6 +19,7 @@ from rag.retrieval.calibration import MINILM, Calibration, calibration_for
 from rag.retrieval.names import PaperNames, asked_titles, named_first, named_records
 from rag.retrieval.people import PaperPeople, lifted, person_first
 from rag.retrieval.relevance import Relevance
+from rag.retrieval.spelling import Spelling
 from rag.retrieval.titles import PaperTitles
 from rag.settings import MAX_K, RetrievalSettings, Settings
 from rag.types import Filters, RetrievedPaper
@@ -37,6 +38,8 @@ class Retriever:
     calibration: Calibration = MINILM
     # chunk id -> paper id of the keyword index it was built from (rebuilt when that changes)
     _paper_of: tuple[object, dict[str, str]] | None = field(default=None, init=False, repr=False)
+    # the spelling of the keyword index's generation (rebuilt when that changes)
+    _spelling: tuple[str, Spelling] | None = field(default=None, init=False, repr=False)
     # The method names of the papers' titles ("What is FlexPrefill?", rag.retrieval.names).
     names: PaperNames = field(init=False, repr=False)
     # The authors of the papers ("papers by Max Tegmark", rag.retrieval.people).
@@ -63,7 +66,7 @@ class Retriever:
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
             raise ValueError(f"k = {k!r}: ask for 1 to {MAX_K} papers")
         filters = filters or Filters()
-        original = query.strip()
+        original = self.spelled(query.strip())  # "difusion models": the word meant
         query = english_query(without_venue(original))  # "at ICLR 2025" names every paper
         if not query:
             return []
@@ -246,6 +249,20 @@ class Retriever:
         scores = np.array([c.score for c in candidates])
         relevance = (scores - scores.min()) / ((scores.max() - scores.min()) or 1.0)
         return [candidates[i] for i in mmr(matrix, relevance, k, self.settings.mmr_lambda)]
+
+    def spelled(self, text: str) -> str:
+        """`text` with each word nothing in the index holds (no abstract's chunk, title or
+        author's name) as the user meant it (rag.retrieval.spelling)."""
+        keyword = self.index.keyword_index()
+        if self._spelling is None or self._spelling[0] != keyword.generation:
+            titles = self.titles.current(keyword).postings
+            names = frozenset(w for key in self.people.current(keyword).keys for w in key.split())
+            counts = keyword.term_counts
+            spelling = Spelling(
+                lambda s: counts.get(s, 0) + len(titles.get(s, ())), titles.__contains__, names
+            )
+            self._spelling = (keyword.generation, spelling)
+        return self._spelling[1].text(text)
 
     @property
     def judge(self) -> Relevance:

@@ -51,6 +51,7 @@ from rag.lang.english import american, as_typed
 from rag.lang.gloss import english_query, title_text
 from rag.lang.intent import without_venue, words
 from rag.retrieval.people import fold
+from rag.retrieval.spelling import TYPO_LETTERS, one_slip
 from rag.types import Paper
 
 QUESTION_SHARE = 0.8  # of the question's weight, in the title
@@ -58,7 +59,6 @@ MIN_WEIGHT = 8.0  # IDF (natural log) of what the question shares with the title
 COVERED = 0.9  # share of a part's weight that counts as the whole part
 RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
 PHRASE_WORDS = 3  # content words of a title part written out whole inside a question
-TYPO_LETTERS = 5  # a word this long, that nothing holds, may be a title word mistyped
 RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
 # Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
 # "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
@@ -230,7 +230,7 @@ class TitleIndex:
             return stem(us)
         if len(stemmed) < TYPO_LETTERS or not stemmed.isalpha():
             return stemmed
-        near = {w for w in _one_slip(stemmed) if w in self.postings}
+        near = {w for w in one_slip(stemmed) if w in self.postings}
         return near.pop() if len(near) == 1 else stemmed
 
     def _written_out(self, sequence: list[str], idf: Callable[[str], float]) -> list[str]:
@@ -255,18 +255,6 @@ class TitleIndex:
                 ):
                     best = (weight, self.ids[i])
         return [best[1]] if best else []
-
-
-def _one_slip(word: str) -> set[str]:
-    """The words one slip away from `word`: a letter dropped, added, changed or two swapped."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return {
-        *(a + b[1:] for a, b in splits if b),
-        *(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1),
-        *(a + c + b[1:] for a, b in splits if b for c in letters),
-        *(a + c + b for a, b in splits for c in letters),
-    } - {word}
 
 
 def _inside(part: list[str], sequence: list[str]) -> bool:

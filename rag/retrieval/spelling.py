@@ -1,0 +1,95 @@
+"""A question's words as the user meant them: a British spelling read as the American one the
+abstracts use ("optimisation"), and a word few or no texts hold read as the word a typing slip
+away that many do ("difusion", "langauge", "Schrodinger Brige", "vison-language").
+
+BM25 reads a mistyped word as a word no abstract has (or the one abstract with the same typo),
+the relevance check counts it as a topic the corpus lacks (a refusal), and the encoder reads
+other word pieces. Only a word that could not mean more here is read again: letters only, in
+lower case but perhaps the first, `TYPO_LETTERS` or more, no word of a title ("Semantix") or
+of an author's name; for a slip, no English word and held by fewer than `WORD_HELD` texts. A
+name ("FooNet", "GPT4") is kept as typed, so "What is FooNet?" still asks for a name no paper
+has. A slip is repaired when one stem a slip away is held by `DOMINANCE` times more texts than
+the word itself, and by `RIVAL` times more than any other.
+
+    spelling = Spelling(count, titled)   # count(stem): chunks and titles holding it
+    spelling.text("difusion models for text")   # "diffusion models for text"
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from functools import cache
+
+from rag.common.lexical import stem
+from rag.lang.english import american, english_words
+
+TYPO_LETTERS = 5  # a shorter word has too many neighbours to tell which one was meant
+DOMINANCE = 10  # how many times more texts hold the word meant than the word typed
+WORD_HELD = 3  # texts holding a word that make it one ("imputation"; a typo is in one or two)
+RIVAL = 3  # and than any other word a slip away ("nueral": neural 768, numeral 146)
+# A word of letters, lower case but perhaps its first ("Brige"), alone or in a compound
+# ("vison-language"): not a name with capitals inside or digits ("FooNet", "GPT4").
+_WORD = re.compile(r"(?<![A-Za-z0-9'])[A-Za-z][a-z]+(?![A-Za-z0-9'])")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_slip(word: str) -> set[str]:
+    """The words one slip away from `word`: a letter dropped, added, changed or two swapped."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return {
+        *(a + b[1:] for a, b in splits if b),
+        *(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1),
+        *(a + c + b[1:] for a, b in splits if b for c in _LETTERS),
+        *(a + c + b for a, b in splits for c in _LETTERS),
+    } - {word}
+
+
+class Spelling:
+    """Repairs the words of a text against what an index holds (`count(stem)`: how many of its
+    chunks and titles hold a stem; `titled(stem)`: whether a title does; `names`: the words of
+    its authors' names)."""
+
+    def __init__(
+        self,
+        count: Callable[[str], int],
+        titled: Callable[[str], bool] = lambda _: False,
+        names: frozenset[str] = frozenset(),
+    ):
+        self.count = count
+        self.titled = titled
+        self.names = names
+        self.word = cache(self._word)
+
+    def text(self, text: str) -> str:
+        """`text` with each mistyped or British word replaced by the word meant."""
+        return _WORD.sub(lambda m: _as_written(self.word(m.group().lower()), m.group()), text)
+
+    def _word(self, word: str) -> str:
+        typed = stem(word)
+        if len(word) < TYPO_LETTERS or word in self.names or self.titled(typed):
+            return word
+        held = self.count(typed)
+        us = american(word)
+        if us is not None and self.count(stem(us)) > held:
+            return us
+        if word in english_words() or held >= WORD_HELD:
+            return word
+        near: dict[str, list[str]] = {}
+        for w in one_slip(word):
+            if stem(w) != typed and self.count(stem(w)):
+                near.setdefault(stem(w), []).append(w)
+        ranked = Counter({s: self.count(s) for s in near}).most_common(2)
+        rival = ranked[1][1] if len(ranked) > 1 else 0
+        if not ranked or ranked[0][1] < max(DOMINANCE * max(held, 1), RIVAL * rival):
+            return word
+        spellings = sorted(near[ranked[0][0]])
+        # Of the spellings with that stem, an English word ("diffusion", not "diffusiom").
+        english = [w for w in spellings if w in english_words()]
+        return (english or spellings)[0]
+
+
+def _as_written(word: str, typed: str) -> str:
+    """`word` with the first capital of `typed` ("Brige" -> "Bridge")."""
+    return word.capitalize() if typed[0].isupper() else word
