@@ -77,6 +77,17 @@ def test_a_word_that_may_mean_what_it_says_is_kept(spelling: Spelling, typed: st
     assert spelling.text(typed) == typed
 
 
+def test_the_words_read_otherwise_are_listed_once_in_order(spelling: Spelling) -> None:
+    typed = "difusion and Difusion, langauge then difusion again"
+    assert spelling.changes(typed) == [
+        ("difusion", "diffusion"),
+        ("Difusion", "Diffusion"),
+        ("langauge", "language"),
+    ]
+    assert spelling.changes("diffusion models") == []
+    assert spelling.changes("optimisation") == []  # a British spelling: read, unsaid
+
+
 def test_one_slip_is_a_letter_dropped_added_changed_or_swapped() -> None:
     near = one_slip("nueral")
     assert {"neural", "nural", "nuerals", "nuerai"} <= near and "nueral" not in near
@@ -92,7 +103,10 @@ def bundled(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant
     ("typed", "meant"),
     [
         ("Is there a scaling law for masked difusion models on text?", {"difusion": "diffusion"}),
-        ("has anyone studied halucination detction in llms", {"halucination": "hallucination"}),
+        (
+            "has anyone studied halucination detction in llms",
+            {"halucination": "hallucination", "detction": "detection"},
+        ),
         ("有没有把 transfomer 用在分子生成上的论文？", {"transfomer": "transformer"}),
     ],
 )
@@ -111,3 +125,8 @@ def test_a_mistyped_question_is_answered_as_the_question_meant(
         c.paper_id for c in clean_answer.citations
     ]
     assert typed_answer.citations  # not refused for a word no abstract holds
+    # The answer says how it read the question; the one spelled right reads as written.
+    for wrong, right in meant.items():
+        assert f"\u201c{wrong}\u201d" in typed_answer.scope_note, typed_answer.scope_note
+        assert f"\u201c{right}\u201d" in typed_answer.scope_note
+    assert "\u201c" not in clean_answer.scope_note

@@ -143,10 +143,11 @@ def _prepare(
         if turn.result is None and not turn.compare:  # papers known by their titles alone
             turn.result = title_records_answer(turn, assistant)
         return turn
-    # What the question asks, read once, its mistyped words as meant ("difusion models").
-    spelled = assistant.retriever.spelled
-    intent = understand(spelled(searched))
-    filters, note = question_filters(intent.asked, filters, text)
+    # What the question asks, read once, its mistyped words as meant ("difusion models"),
+    # and the answer says how it read them.
+    spelling = assistant.retriever.spelling()
+    intent = understand(spelling.text(searched))
+    filters, note = question_filters(intent.asked, filters, text, spelling.changes(text))
     # The offline judge checks more candidates for a list than the sources setting shows
     # (list_pool), and keeps k: one search at that depth (its first k are the search for k).
     judge, wanted = judge_for(assistant, budget), k or assistant.settings.retrieval.k
@@ -155,7 +156,7 @@ def _prepare(
     candidates = assistant.retriever.search(intent.search, k=depth, filters=filters)
     sources = candidates[:wanted]
     turn = Turn(
-        question, intent.search, sources, scope_note=note, intent=intent, meant=spelled(text)
+        question, intent.search, sources, scope_note=note, intent=intent, meant=spelling.text(text)
     )
     turn.previous_papers = before.papers
     turn.result = record_answer(turn, intent.asked, assistant)

@@ -21,14 +21,21 @@ from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
 
 
-def question_filters(asked: Asked, filters: Filters | None, question: str) -> tuple[Filters, str]:
+def question_filters(
+    asked: Asked, filters: Filters | None, question: str, read: list[tuple[str, str]] | None = None
+) -> tuple[Filters, str]:
     """The filters to search with: the tier the question names ("oral papers on X",
-    "口头报告") replaces the sidebar's tiers, as if chosen there; and the note that says so."""
+    "口头报告") replaces the sidebar's tiers, as if chosen there; and the note that says so,
+    and how the question's words were `read` ((typed, meant): 'Read "difusion" as ...')."""
     filters = filters or Filters()
+    words = [message("read_word", question).format(typed=t, meant=m) for t, m in read or []]
+    note = message("read_as", question).format(words=", ".join(words)) if words else ""
     if not asked.tiers:
-        return filters, ""
-    note = message("tier_filter", question).format(tiers=", ".join(asked.tiers))
-    return Filters(tiers=list(asked.tiers), keywords=list(filters.keywords)), note
+        return filters, note
+    tiers = message("tier_filter", question).format(tiers=", ".join(asked.tiers))
+    return Filters(
+        tiers=list(asked.tiers), keywords=list(filters.keywords)
+    ), f"{tiers} {note}".strip()
 
 
 def record_quote(n: int, paper: Paper) -> Quote:

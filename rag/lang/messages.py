@@ -57,6 +57,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_unknown": "Its record has no decision.",
         "tier_is": "Its decision is {decision}.",
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
+        "read_as": "Read {words}.",
+        "read_word": "\u201c{typed}\u201d as \u201c{meant}\u201d",
         "no_abstract": "abstract not in the bundled corpus (its OpenReview page has it; "
         f"rag fetch openreview {VENUE.openreview_id} adds it to the index)",
         "title_record": "The index holds this paper's record only (title, decision, authors, "
@@ -107,6 +109,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_unknown": "该论文的记录没有录用结果。",
         "tier_is": "录用结果为 {decision}。",
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
+        "read_as": "已将{words}。",
+        "read_word": "\u201c{typed}\u201d理解为\u201c{meant}\u201d",
         "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面；"
         f"rag fetch openreview {VENUE.openreview_id} 可将其加入索引）",
         "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："

@@ -253,6 +253,10 @@ class Retriever:
     def spelled(self, text: str) -> str:
         """`text` with each word nothing in the index holds (no abstract's chunk, title or
         author's name) as the user meant it (rag.retrieval.spelling)."""
+        return self.spelling().text(text)
+
+    def spelling(self) -> Spelling:
+        """The spelling of the index's words (rag.retrieval.spelling), per generation."""
         keyword = self.index.keyword_index()
         if self._spelling is None or self._spelling[0] != keyword.generation:
             titles = self.titles.current(keyword).postings
@@ -262,7 +266,7 @@ class Retriever:
                 lambda s: counts.get(s, 0) + len(titles.get(s, ())), titles.__contains__, names
             )
             self._spelling = (keyword.generation, spelling)
-        return self._spelling[1].text(text)
+        return self._spelling[1]
 
     @property
     def judge(self) -> Relevance:

@@ -66,6 +66,18 @@ class Spelling:
         """`text` with each mistyped or British word replaced by the word meant."""
         return _WORD.sub(lambda m: _as_written(self.word(m.group().lower()), m.group()), text)
 
+    def changes(self, text: str) -> list[tuple[str, str]]:
+        """The slips of `text` read as another word, (as typed, as meant), once each in order
+        (a British spelling is no slip: "optimisation" is read as "optimization" unsaid)."""
+        found = ((m.group(), self.text(m.group())) for m in _WORD.finditer(text))
+        return list(
+            dict.fromkeys(
+                (typed, meant)
+                for typed, meant in found
+                if typed != meant and american(typed.lower()) != meant.lower()
+            )
+        )
+
     def _word(self, word: str) -> str:
         typed = stem(word)
         if len(word) < TYPO_LETTERS or word in self.names or self.titled(typed):
