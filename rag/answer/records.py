@@ -32,10 +32,9 @@ def question_filters(
     note = message("read_as", question).format(words=", ".join(words)) if words else ""
     if not asked.tiers:
         return filters, note
+    chosen = Filters(tiers=list(asked.tiers), keywords=list(filters.keywords))
     tiers = message("tier_filter", question).format(tiers=", ".join(asked.tiers))
-    return Filters(
-        tiers=list(asked.tiers), keywords=list(filters.keywords)
-    ), f"{tiers} {note}".strip()
+    return chosen, f"{tiers} {note}".strip()
 
 
 def record_quote(n: int, paper: Paper) -> Quote:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,8 +53,8 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def chunk_key(settings: Settings, vectors: str) -> dict[str, Any]:
-    """Everything a chunk vector depends on besides its text."""
+def _minilm_key(vectors: str) -> dict[str, Any]:
+    """What every shipped vector of the bundled MiniLM depends on: the model and precision."""
     from rag.models.minilm import BUNDLED_SHA256
 
     return {
@@ -62,6 +62,13 @@ def chunk_key(settings: Settings, vectors: str) -> dict[str, Any]:
         "model": "all-MiniLM-L6-v2",
         "weights_sha256": BUNDLED_SHA256,
         "vectors": vectors,
+    }
+
+
+def chunk_key(settings: Settings, vectors: str) -> dict[str, Any]:
+    """Everything a chunk vector depends on besides its text."""
+    return {
+        **_minilm_key(vectors),
         "chunk_max_tokens": settings.chunking.max_tokens,
         "chunk_overlap": settings.chunking.overlap_sentences,
     }
@@ -69,15 +76,7 @@ def chunk_key(settings: Settings, vectors: str) -> dict[str, Any]:
 
 def sentence_key(vectors: str) -> dict[str, Any]:
     """Everything a sentence vector depends on besides its text."""
-    from rag.models.minilm import BUNDLED_SHA256
-
-    return {
-        "format": FORMAT,
-        "model": "all-MiniLM-L6-v2",
-        "weights_sha256": BUNDLED_SHA256,
-        "vectors": vectors,
-        "texts": "sentences",
-    }
+    return {**_minilm_key(vectors), "texts": "sentences"}
 
 
 def multilingual_key() -> dict[str, Any]:
@@ -198,22 +197,30 @@ def local_backend(embeddings: Embeddings) -> str | None:
 
 def chunk_vectors(settings: Settings, embeddings: Embeddings) -> StoredVectors | None:
     """The shipped chunk vectors usable with `embeddings` and these settings, else None."""
-    if not settings.embedding.bundled_vectors or local_backend(embeddings) is None:
-        return None
-    from rag.models.factory import vectors_of
-
-    vectors = vectors_of(embeddings)
-    return matching(chunk_file(vectors), chunk_key(settings, vectors))
+    return _minilm_vectors(
+        settings, embeddings, chunk_file, lambda vectors: chunk_key(settings, vectors)
+    )
 
 
 def sentence_vectors(settings: Settings, embeddings: Embeddings) -> StoredVectors | None:
     """The shipped sentence vectors usable with `embeddings`, else None."""
+    return _minilm_vectors(settings, embeddings, sentence_file, sentence_key)
+
+
+def _minilm_vectors(
+    settings: Settings,
+    embeddings: Embeddings,
+    file: Callable[[str], Path],
+    key: Callable[[str], dict[str, Any]],
+) -> StoredVectors | None:
+    """A shipped file of the bundled MiniLM's vectors at the precision of `embeddings`, when
+    they are that model, shipped vectors are on and the file's key matches, else None."""
     if not settings.embedding.bundled_vectors or local_backend(embeddings) is None:
         return None
     from rag.models.factory import vectors_of
 
     vectors = vectors_of(embeddings)
-    return matching(sentence_file(vectors), sentence_key(vectors))
+    return matching(file(vectors), key(vectors))
 
 
 def multilingual_vectors(settings: Settings) -> StoredVectors | None:
