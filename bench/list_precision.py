@@ -1,12 +1,19 @@
 """Precision and recall of offline list answers ("Which papers ...") against gold sets.
 
     python -m bench.list_precision --index DIR [--questions data/eval/list_questions.jsonl]
+    python -m bench.list_precision --index DIR --tiers
+
 
 For each question, at 5 and 10 sources: precision = cited gold papers / cited papers, recall =
 cited gold papers / min(|gold|, k); averaged over the questions. The answers are written with
 no cut (every paper above the relevance threshold among the k retrieved) and with the
 configured judge (rag.answer.list_cut: `Calibration.list_min_coverage`,
 `list_closeness_weight`, `list_lead`, `list_pool`), then with each constant moved.
+
+`--tiers` asks each question under a tier filter (Oral, then Spotlight), as "oral papers on
+X" does, where its gold set holds papers of that tier; gold is the set's papers of that tier.
+It compares the judge that weighs the subject by the papers found without the filter
+(`leaders`, as the answer runs) with one that weighs it by the filtered candidates alone.
 
 The questions have no split field, so they are split by id: the odd-numbered ids (list-001,
 list-003, ...) are the tune half the constants are fitted on (the most precise at 10 with
@@ -18,18 +25,22 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rag.answer.judge import Judge, Verdict
 from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.lang.intent import Intent
 from rag.settings import get_settings
+from rag.types import Filters, RetrievedPaper
 
 DEFAULT = Path("data/eval/list_questions.jsonl")
 Pair = tuple[float, float]
 NO_CUT = {"list_min_coverage": float("-inf"), "list_pool": 0}
 # Each constant moved alone from the configured value.
-MOVES = [
+MOVES: list[dict[str, Any]] = [
     {"list_min_coverage": 0.3},
     {"list_min_coverage": 0.45},
     {"list_closeness_weight": 1.5},
@@ -75,6 +86,62 @@ def written(
         retriever.calibration = saved
 
 
+class FilteredOnly:
+    """The configured judge, blind to the unfiltered `leaders`: the baseline of --tiers."""
+
+    def __init__(self, inner: Judge) -> None:
+        self.inner = inner
+
+    def judge(
+        self,
+        intent: Intent,
+        candidates: Sequence[RetrievedPaper],
+        leaders: Sequence[RetrievedPaper] = (),
+    ) -> Verdict:
+        return self.inner.judge(intent, candidates)
+
+
+def tier_runs(assistant: Assistant, rows: list[dict[str, Any]]) -> None:
+    """Precision and recall at 10 of list answers under each tier filter, with and without
+    the unfiltered leaders."""
+    ids = sorted({g for row in rows for g in row["gold_ids"]})
+    tier = {i: p.tier for i, p in assistant.retriever.index.get_papers(ids).items()}
+    for chosen in ("Oral", "Spotlight"):
+        asked = [(row, {g for g in row["gold_ids"] if tier.get(g) == chosen}) for row in rows]
+        asked = [(row, gold) for row, gold in asked if gold]
+        for label, judge in (
+            ("judged by the filtered candidates", FilteredOnly(assistant.judge)),
+            ("judged by the unfiltered leaders", assistant.judge),
+        ):
+            saved, assistant.judge = assistant.judge, judge
+            try:
+                ten = [
+                    score(
+                        {
+                            c.paper_id
+                            for c in answer(
+                                row["question"],
+                                assistant=assistant,
+                                k=10,
+                                filters=Filters(tiers=[chosen]),
+                            ).citations
+                        },
+                        gold,
+                        10,
+                    )
+                    for row, gold in asked
+                ]
+            finally:
+                assistant.judge = saved
+            halves = []
+            for keep in (True, False):
+                p, r = mean(
+                    [pair for (row, _), pair in zip(asked, ten, strict=True) if tuned(row) is keep]
+                )
+                halves.append(f"{100 * p:5.1f} {100 * r:5.1f}")
+            print(f"{chosen:<9} {label:<34} {halves[0]}   | {halves[1]}   ({len(asked)} questions)")
+
+
 def line(label: str, rows: list[dict[str, Any]], five: list[Pair], ten: list[Pair]) -> str:
     parts = []
     for keep in (True, False):
@@ -92,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=Path, action="append")
     parser.add_argument("--moves", action="store_true", help="also move each constant alone")
     parser.add_argument("--show", action="store_true", help="per question, at 10")
+    parser.add_argument("--tiers", action="store_true", help="under each tier filter")
     args = parser.parse_args(argv)
     rows = [
         json.loads(text)
@@ -110,11 +178,18 @@ def main(argv: list[str] | None = None) -> int:
         "list_lead": c.list_lead,
         "list_pool": c.list_pool,
     }
+    if args.tiers:
+        print(f"{'':<44} P@10  R@10   | P@10  R@10 (tune | held-out)")
+        tier_runs(assistant, rows)
+        return 0
     halves = sum(map(tuned, rows)), sum(not tuned(row) for row in rows)
     print(f"{len(rows)} list questions (tune {halves[0]} | held-out {halves[1]}); {configured}")
     head = "P@5   R@5  P@10  R@10"
     print(f"{'':<34} {head:<23} | {head:<23} | {head} (tune | held-out | all)")
-    runs = [("answers, no cut", NO_CUT), ("answers, configured", {})]
+    runs: list[tuple[str, dict[str, Any]]] = [
+        ("answers, no cut", NO_CUT),
+        ("answers, configured", {}),
+    ]
     if args.moves:
         runs += [(", ".join(f"{k}={v}" for k, v in m.items()), m) for m in MOVES]
     for label, change in runs:

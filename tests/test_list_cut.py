@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rag.answer.judge import Judged, Verdict, kept
 from rag.answer.list_cut import subject_shares
 from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.cli.main import main
+from rag.lang.intent import understand
 from rag.lang.question_kind import is_list_request, list_subject
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
-from rag.types import Paper, RetrievedPaper
+from rag.types import OFFLINE_MODEL, Paper, RetrievedPaper
 
 FLEXPREFILL = "OfjIlbelrT"
+BLOCK_DIFFUSION = "tyEyYT267x"
+REPA = "DJSZGGZYVi"  # Representation Alignment for Generation (image diffusion)
+DIAGONAL_COVARIANCE = "fV0t65OBUu"  # Optimal Diagonal Covariance Matching (diffusion models)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +50,8 @@ def test_the_list_subject_is_what_follows_the_frame(question: str, subject: str)
         ("列出一些关于联邦学习的论文", True),
         ("FlexPrefill 是什么？", False),
         ("这篇论文的方法是什么？", False),
+        ("亮点论文里有哪些关于视频生成的？", True),  # "among the spotlights, which are on X"
+        ("这篇论文中有哪些实验？", False),  # what one paper holds
     ],
 )
 def test_chinese_list_questions_are_lists(question: str, is_list: bool) -> None:
@@ -75,6 +84,51 @@ def test_the_subjects_terms_weigh_as_much_as_the_leading_papers_hold_them() -> N
     shares = subject_shares("evaluate machine unlearning", sources, lambda t: 1.0, lead=2)
     # "unlearning" is held by both leading papers, "machine" and "evaluate" by one each.
     assert shares == [0.75, 0.75, 0.25]
+
+
+def test_a_filtered_list_weighs_its_subject_by_the_papers_found_without_the_filter() -> None:
+    orals = [
+        retrieved("a", "Diffusion language models for text."),
+        retrieved("b", "Diffusion models for images."),
+        retrieved("c", "Diffusion transformers."),
+    ]
+    leaders = [retrieved(p, "A diffusion language model.") for p in "xyz"]
+    alone = subject_shares("diffusion language model", orals, lambda t: 1.0, lead=3)
+    weighed = subject_shares("diffusion language model", orals, lambda t: 1.0, 3, leaders)
+    # The orals alone rarely hold "language", so it weighs little, as phrasing would; the
+    # papers on the subject all hold it, and an oral without it covers half the subject.
+    assert (alone[1], weighed[1]) == (0.75, 0.5)
+    assert weighed[0] == 1.0
+
+
+def test_a_tier_list_names_only_the_papers_on_its_subject(corpus: Assistant) -> None:
+    result = answer("oral papers on difusion language models", assistant=corpus, k=10)
+    cited = [result.sources[c.n - 1].paper for c in result.citations]
+    assert {p.tier for p in cited} == {"Oral"}
+    assert cited[0].id == BLOCK_DIFFUSION
+    # Orals about image diffusion alone were listed when the orals set the subject's terms.
+    assert not {REPA, DIAGONAL_COVARIANCE} & {p.id for p in cited}
+    assert result.checked > len(cited)
+
+
+def test_the_cli_says_how_it_read_the_question_in_whole_sentences(
+    corpus_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = ["--index", str(corpus_settings.store.index_dir), "--config", "offline"]
+    assert main(["ask", "oral papers on difusion language models", *index]) == 0
+    *_, answered, notes = capsys.readouterr().out.rstrip("\n").splitlines()
+    assert answered == f"(answered by {OFFLINE_MODEL})"
+    assert notes.startswith("Filtered by the tier the question names: Oral. Read ")
+    assert re.search(r"\. Checked the \d+ papers retrieved; \d+ match the question", notes)
+
+
+def test_a_chinese_tier_list_keeps_its_frame_and_its_subject() -> None:
+    intent = understand("哪些口头报告论文研究扩散语言模型？")
+    assert intent.asked.tiers == ("Oral",)
+    assert intent.search == "哪些论文研究扩散语言模型？"  # no gap where the tier word was
+    assert intent.listing and intent.subject == "diffusion language model"
+    spotlights = understand("亮点论文里有哪些关于视频生成的？")
+    assert spotlights.listing and spotlights.asked.tiers == ("Spotlight",)
 
 
 def test_a_list_keeps_the_papers_that_belong_first_up_to_k() -> None:

@@ -72,9 +72,16 @@ class Verdict:
 
 
 class Judge(Protocol):
-    """Decides which of the candidates retrieved for `intent` belong in its answer."""
+    """Decides which of the candidates retrieved for `intent` belong in its answer;
+    `leaders`: when the candidates were filtered (a tier), the first papers found without the
+    filter, which say what papers on the subject hold."""
 
-    def judge(self, intent: Intent, candidates: Sequence[RetrievedPaper]) -> Verdict: ...
+    def judge(
+        self,
+        intent: Intent,
+        candidates: Sequence[RetrievedPaper],
+        leaders: Sequence[RetrievedPaper] = (),
+    ) -> Verdict: ...
 
 
 class OfflineJudge:
@@ -84,7 +91,12 @@ class OfflineJudge:
         self.retriever = retriever
         self.embeddings = embeddings
 
-    def judge(self, intent: Intent, candidates: Sequence[RetrievedPaper]) -> Verdict:
+    def judge(
+        self,
+        intent: Intent,
+        candidates: Sequence[RetrievedPaper],
+        leaders: Sequence[RetrievedPaper] = (),
+    ) -> Verdict:
         question = intent.search
         sources = list(candidates)
         if not sources:
@@ -95,7 +107,13 @@ class OfflineJudge:
         threshold = self.retriever.threshold
         if intent.listing:
             flags = listed(
-                question, sources, self.retriever, self.embeddings, intent.subject, scores=scores
+                question,
+                sources,
+                self.retriever,
+                self.embeddings,
+                intent.subject,
+                scores=scores,
+                leaders=leaders,
             )
             reasons = [ABOUT_SUBJECT if f else OFF_SUBJECT for f in flags]
         else:

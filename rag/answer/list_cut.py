@@ -17,6 +17,10 @@ through the gloss), by two signals added up:
 
 share - list_closeness_weight x (best closeness - its closeness) >= list_min_coverage. The
 first paper is always listed. The constants are fitted by bench/list_precision.py.
+
+A list under a filter ("oral papers on diffusion language models") weighs its subject's
+terms by the papers found without the filter (`leaders`): the few orals that come first
+would take "language" for phrasing (bench/list_precision.py --tiers).
 """
 
 from __future__ import annotations
@@ -77,13 +81,22 @@ def subject_closeness(
 
 
 def subject_shares(
-    subject: str, sources: Sequence[RetrievedPaper], idf: Callable[[str], float], lead: int
+    subject: str,
+    sources: Sequence[RetrievedPaper],
+    idf: Callable[[str], float],
+    lead: int,
+    leaders: Sequence[RetrievedPaper] = (),
 ) -> list[float]:
     """Per source, the share of the subject's terms its title and abstract hold, each term
-    weighted by its rarity (`idf`) and by the share of the `lead` first sources holding it."""
+    weighted by its rarity (`idf`) and by the share of the `lead` first sources holding it
+    (of `leaders` when given: the unfiltered search's, when the sources were filtered)."""
     wanted = terms(subject)
-    held = [terms(f"{s.paper.title}\n{s.paper.abstract}") & wanted for s in sources]
-    leading = held[:lead]
+
+    def holds(s: RetrievedPaper) -> set[str]:
+        return terms(f"{s.paper.title}\n{s.paper.abstract}") & wanted
+
+    held = [holds(s) for s in sources]
+    leading = [holds(s) for s in leaders[:lead]] if leaders else held[:lead]
     weight = {
         t: idf(t) * sum(t in h for h in leading) / len(leading) if leading else 0.0 for t in wanted
     }
@@ -99,16 +112,18 @@ def listed(
     subject: str = "",
     calibration: Calibration | None = None,
     scores: Sequence[float] | None = None,
+    leaders: Sequence[RetrievedPaper] = (),
 ) -> tuple[bool, ...]:
     """Per source, whether a list answer to `question` names it (the first always);
     `subject`: the list's subject, read with the question's `Intent` (else read here);
-    `scores`: the sources' relevance when the caller has it (else measured here)."""
+    `scores`: the sources' relevance when the caller has it (else measured here);
+    `leaders`: the first papers found without the filter, when the sources were filtered."""
     c = calibration or relevance.calibration
     if scores is None:
         scores = relevance.paper_relevance(question, sources)
     subject = subject or list_subject(english_query(question))
     idf = relevance.index.keyword_index().idf
-    shares = subject_shares(subject, sources, idf, c.list_lead)
+    shares = subject_shares(subject, sources, idf, c.list_lead, leaders)
     # Closeness (the costly part: every sentence embedded) only for the papers that may be
     # listed: the first, and those relevant enough whose share of the subject could clear
     # the bar; the best closeness among them sets it.

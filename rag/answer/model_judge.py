@@ -42,8 +42,13 @@ class ModelJudge:
         self.fallback = fallback
         self.budget = budget
 
-    def judge(self, intent: Intent, candidates: Sequence[RetrievedPaper]) -> Verdict:
-        offline = self.fallback.judge(intent, candidates)
+    def judge(
+        self,
+        intent: Intent,
+        candidates: Sequence[RetrievedPaper],
+        leaders: Sequence[RetrievedPaper] = (),
+    ) -> Verdict:
+        offline = self.fallback.judge(intent, candidates, leaders)
         if not intent.listing or not offline.answers or len(candidates) < 2:
             return offline
         # The answer's deadline, with a reply limit of its own: a verdict is short.

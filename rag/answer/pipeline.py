@@ -169,7 +169,14 @@ def _prepare(
         turn.result = refuse(turn, assistant, unknown)
         return turn
     # Which candidates belong, and whether any does.
-    turn.verdict = judge.judge(intent, candidates)
+    # A filtered list ("oral papers on diffusion language models") is judged by what the
+    # papers on its subject hold, found without the filter: the few orals found are no guide.
+    leaders = []
+    if intent.listing and (filters.tiers or filters.keywords):
+        leaders = assistant.retriever.search(
+            intent.search, k=assistant.retriever.calibration.list_lead
+        )
+    turn.verdict = judge.judge(intent, candidates, leaders)
     if len(candidates) > wanted:
         turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
     if not turn.verdict.answers:

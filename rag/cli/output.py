@@ -107,9 +107,10 @@ def say_answer(result: Any) -> None:
         else:
             unchecked = "" if c.supported else " (nearest sentence; not checked)"
             say(f'    "{readable(c.quote, macros)}"{unchecked}')
-    # A follow-up answered from earlier sources; a list's "checked 10, 7 match".
-    note = "; ".join(n for n in (result.scope_note, result.judge_note) if n)
-    say(f"\n(answered by {result.model}{'; ' + note if note else ''})")
+    # How the question was read (a follow-up answered from earlier sources, a tier filter, a
+    # mistyped word) and a list's "checked 20, 7 match": whole sentences, on their own line.
+    note = " ".join(n for n in (result.scope_note, result.judge_note) if n)
+    say(f"\n(answered by {result.model})" + (f"\n{note}" if note else ""))
 
 
 def say_comparison(table: Comparison, numbers: Sequence[int] = ()) -> None:

@@ -109,7 +109,8 @@ def read_question(question: str) -> Asked:
             ):
                 if tier not in tiers:
                     tiers.append(tier)
-                search = search.replace(m.group(), " ", 1)
+                # A Chinese tier word leaves no gap: "哪些口头报告论文" reads as "哪些论文".
+                search = search.replace(m.group(), "" if _chinese(word) else " ", 1)
     return Asked(
         tiers=tuple(tiers),
         tier_asked=asked,

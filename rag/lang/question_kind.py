@@ -27,6 +27,7 @@ LIST_REQUEST = re.compile(
 # The same in Chinese: 哪些论文 / 有什么工作 / 关于X的论文 / 列出…论文 (the gloss drops the frame).
 LIST_REQUEST_ZH = re.compile(
     r"哪些(?:论文|文章|工作|研究|方法)|有(?:哪些|什么)(?:关于)?[^？?]{0,30}?(?:论文|文章|工作|研究)"
+    r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些"
     r"|关于[^？?]{1,30}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
 )
 # What is left after the list's frame: the words a listed paper must be about
