@@ -29,6 +29,8 @@ RECORDS = {  # title records: no abstract
     "framer": "Framer: Interactive Frame Interpolation",
     "snn": "Temporal Flexibility in Spiking Neural Networks: Towards Generalization Across Time "
     "Steps and Deployment Friendliness",
+    "perturb": "Contextualizing biological perturbation experiments through language",
+    "rectified": "Rectified Diffusion: Straightness Is Not Your Need in Rectified Flow",
 }
 WITH_ABSTRACT = {
     "dit": "Scalable Diffusion Models with Transformers",
@@ -51,6 +53,9 @@ COUNTS = {
     "counterfeit": 0, "generat": 900, "video": 200, "reconstruct": 60, "consist": 200,
     "tempor": 150, "flexibl": 60, "spike": 20, "toward": 300, "general": 800, "across": 600,
     "time": 900, "step": 400, "deploy": 100, "friendli": 10,
+    "contextu": 10, "biolog": 40, "perturb": 50, "experi": 900, "through": 900, "rectifi": 20,
+    "straight": 8, "your": 15, "need": 300, "say": 100, "claim": 100,
+    "llm": 400, "reason": 500, "matter": 200, "instead": 300, "you": 50,
 }  # fmt: skip
 
 
@@ -85,6 +90,16 @@ def index() -> TitleIndex:
         ("scalable decentralised learning with teleportation", "teleport"),
         ("decentralized learning with teleportation", "teleport"),  # three of its four words
         ("it was called personality alignment of large languge models", "persona"),
+        # A long title quoted from memory: a word missed or said another way, a word between.
+        (
+            "that paper on contextualizing biological perturbation experiments with language "
+            "/ LLM reasoning - which one was it?",
+            "perturb",
+        ),
+        (
+            "rectified diffusion says straightness is not what you need in rectified flow?",
+            "rectified",
+        ),
         # A Chinese question quotes the head's first words; its gloss says the rest.
         (
             "好像叫 Temporal Flexibility 的那篇脉冲神经网络论文，"
@@ -112,6 +127,7 @@ def test_a_record_asked_by_its_titles_words_is_found(
         "diffusion models - what is new?",  # a part that is a topic
         "graph neural networks: which ones beat GAT?",
         "decentralized learning",  # two of its four words
+        "biological perturbation experiments with language models",  # two of its words missed
         "脉冲神经网络在不同 time step 上怎么泛化？",  # a topic: its gloss is no title's part
     ],
 )

@@ -24,7 +24,9 @@ models" is not "Diffusion Models ..."):
 Or the question writes the whole title, its head or its subtitle out, in order, before or
 inside a question of its own ("Reflective Gaussian Splatting - how do they handle reflective
 surfaces?"): `PHRASE_WORDS` content words or more, `MIN_WEIGHT` of rarity, held by no other
-title.
+title. A long part may be quoted from memory: one word missed or said another way, a word of
+the question's own between two of its words ("contextualizing biological perturbation
+experiments with language"), `NEARLY` of its weight.
 A question is read as typed: Greek letters spelled out ("gamma-MoD" is "γ − MoD"), a word
 no title or abstract holds taken for its American spelling ("decentralised") or for the one
 title word a typing slip away ("languge"), the words of a person it names left out, and a
@@ -60,6 +62,7 @@ COVERED = 0.9  # share of a part's weight that counts as the whole part
 RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
 PHRASE_WORDS = 3  # content words of a title part written out whole inside a question
 RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
+NEARLY = 0.75  # of a long title part's weight, written out from memory (one word missed)
 # Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
 # "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
 _PARTS = re.compile(r"\s*:\s+|:(?=[A-Z])|\s+(?:-{1,2}|[\u2013\u2014])\s+")
@@ -246,11 +249,12 @@ class TitleIndex:
                 continue
             for part in self.parts[i]:
                 weight = sum(idf(w) for w in part)
+                if len(part) < PHRASE_WORDS or weight < MIN_WEIGHT:
+                    continue
+                written = part if _inside(part, sequence) else _nearly(part, sequence, idf)
                 if (
-                    len(part) >= PHRASE_WORDS
-                    and weight >= MIN_WEIGHT
-                    and _inside(part, sequence)
-                    and set.intersection(*(self.postings[w] for w in part)) == {i}
+                    written
+                    and set.intersection(*(self.postings[w] for w in written)) == {i}
                     and (best is None or weight > best[0])
                 ):
                     best = (weight, self.ids[i])
@@ -261,6 +265,33 @@ def _inside(part: list[str], sequence: list[str]) -> bool:
     """`part` is a contiguous run of `sequence`."""
     size = len(part)
     return any(sequence[j : j + size] == part for j in range(len(sequence) - size + 1))
+
+
+def _nearly(part: list[str], sequence: list[str], idf: Callable[[str], float]) -> list[str]:
+    """The words of a long title `part` (`RUN_WORDS` + 1 content words or more) the question
+    writes out in its order, as people quote a title from memory: one of its words missing or
+    said another way, and one word of their own between two of its words at most
+    ("contextualizing biological perturbation experiments with language", "rectified
+    diffusion says straightness is not what you need in rectified flow"), worth `NEARLY` of
+    its weight; else []."""
+    if len(part) <= RUN_WORDS:
+        return []
+    total = sum(idf(w) for w in part)
+    for j, word in enumerate(sequence):
+        if word not in part[:2]:
+            continue
+        start = part.index(word)
+        missed, at, said = start, j, [word]
+        for w in part[start + 1 :]:
+            step = next((p for p in (at + 1, at + 2) if p < len(sequence) and sequence[p] == w), 0)
+            if step:
+                at = step
+                said.append(w)
+            else:
+                missed += 1
+        if missed <= 1 and sum(idf(w) for w in said) >= NEARLY * total:
+            return said
+    return []
 
 
 def _covered(
