@@ -43,6 +43,8 @@ def test_chinese_metadata_and_comparison() -> None:
     found = resolve("第二篇的作者是谁？", SOURCES, CITED)
     assert found is not None and found.asks == ("authors",)
     assert is_comparison("这两篇有什么区别？") and not is_comparison("第二篇讲了什么")
+    assert is_comparison("how do they differ?") and is_comparison("what are the differences?")
+    assert not is_comparison("what is new in the Differential Transformer?")
 
 
 @pytest.mark.parametrize(

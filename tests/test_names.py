@@ -106,6 +106,11 @@ def test_titles_define_their_leading_names_and_acronyms() -> None:
     # A short title in capitals is its method's name; one in sentence case is a phrase.
     assert title_names("Differential Transformer") == ["Differential Transformer"]
     assert title_names("Synthetic continued pretraining") == []
+    # So does a head of two or three words in capitals; a head in sentence case is a phrase.
+    assert title_names("Block Diffusion: Interpolating Between Autoregressive and Diffusion") == [
+        "Block Diffusion"
+    ]
+    assert title_names("Scaling laws for precision: a study") == []
 
 
 def test_a_title_is_named_as_a_keyboard_types_it() -> None:
@@ -358,6 +363,20 @@ PHRASED = {
     "tldr OpenMathInstruct-2 pls": "OpenMathInstruct-2",  # TLDR is a paper's name too
     "Century针对的是什么问题": "Century",  # an English word, as a name in a Chinese sentence
 }
+
+
+@pytest.mark.slow
+def test_a_paper_named_by_its_title_or_head_is_answered_alone(corpus: Assistant) -> None:
+    # "differential" is no "differ": the question asks about one paper, not a comparison.
+    result = answer(
+        "what is the main contribution of the differential transformer", assistant=corpus
+    )
+    assert [c.title for c in result.citations] == ["Differential Transformer"]
+    who = answer("who wrote Block Diffusion?", assistant=corpus)
+    assert [c.title[:16] for c in who.citations] == ["Block Diffusion:"]
+    assert "Aaron Gokaslan" in who.answer  # from the paper's record: its authors
+    zh = answer("谁写了 Block Diffusion 这篇论文？", assistant=corpus)
+    assert "Aaron Gokaslan" in zh.answer and zh.answer.startswith("以下信息来自索引中的论文记录")
 
 
 @pytest.mark.slow

@@ -240,7 +240,9 @@ def tier_asked(text: str) -> str:
 
 
 _COMPARISON = re.compile(
-    r"\b(?:compare|comparison|contrast|differ\w*|versus|vs\.?|in\s+common|similar\w*|"
+    # "differ", "different", "difference", not "differential" ("the Differential Transformer")
+    r"\b(?:compare|comparison|contrast|differ(?:s|ence|ences|ent|ently)?|versus|vs\.?|"
+    r"in\s+common|similar(?:ity|ities|ly)?|"
     r"which\s+is\s+better)\b",
     re.IGNORECASE,
 )

@@ -134,6 +134,15 @@ def title_names(title: str) -> list[str]:
             # "TetSphere Splatting", "The 3D-PC", "OSDA Agent": the head, and its name.
             found.append(head)
             found += [w for w in words if name_shaped(w) and len(w) >= 3]
+        elif (
+            1 < len(words) <= 3
+            and all(w[:1].isupper() for w in words)
+            and words[0].casefold() not in STOPWORDS
+        ):
+            # A head of two or three capitalised words names its method, as a short title
+            # does: "Block Diffusion: Interpolating ...", "Generative Verifiers: ..."; not a
+            # phrase ("The Ramanujan Library - ...").
+            found.append(head)
     found += [a for a in _PARENS.findall(title) if name_shaped(a)]
     if _WORD.fullmatch(title) and name_shaped(title):
         found.append(title)
@@ -312,7 +321,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 4  # 4: titles read as typed ("γ − MoD" is gamma-MoD, "I n t e r L C M" InterLCM)
+NAMES_VERSION = 5  # 5: a head of two or three capitalised words ("Block Diffusion")
 
 
 class PaperNames:
