@@ -6,11 +6,11 @@ import re
 
 import pytest
 
-from rag.answer.judge import Judged, Verdict, kept
+from rag.answer.judge import Judged, Verdict, kept, verdict_fields
 from rag.answer.list_cut import subject_shares
 from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.cli.main import main
-from rag.lang.intent import understand
+from rag.lang.intent import read_question, understand
 from rag.lang.question_kind import is_list_request, list_subject
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
@@ -122,6 +122,18 @@ def test_the_cli_says_how_it_read_the_question_in_whole_sentences(
     assert re.search(r"\. Checked the \d+ papers retrieved; \d+ match the question", notes)
 
 
+def test_a_tier_noun_makes_a_list_and_every_paper_judged_to_belong_is_listed(
+    corpus: Assistant,
+) -> None:
+    for question in ("what are the orals about LLM agents?", "关于模型合并的口头报告有哪些？"):
+        assert understand(question).listing, question
+    result = answer("what are the orals about LLM agents?", assistant=corpus, k=10)
+    cited = [result.sources[c.n - 1].paper for c in result.citations]
+    assert {p.tier for p in cited} == {"Oral"}
+    # A list names each paper the judge kept, not the three an answer quotes at most.
+    assert len(cited) == result.matched > 3
+
+
 def test_a_chinese_tier_list_keeps_its_frame_and_its_subject() -> None:
     intent = understand("哪些口头报告论文研究扩散语言模型？")
     assert intent.asked.tiers == ("Oral",)
@@ -143,6 +155,40 @@ def test_a_list_keeps_the_papers_that_belong_first_up_to_k() -> None:
     assert [s.paper.id for s in shown] == ["a", "c", "e", "b"]
     assert narrowed.belongs == (True, True, True, False)
     assert (narrowed.checked, narrowed.matched) == (5, 3)
+    shown, fewer = kept(verdict, sources, 2)  # more belong than are shown: the note says so
+    assert (fewer.matched, fewer.matching) == (2, 3)
+    fields = verdict_fields(fewer, understand("Which papers study X?"), "Which papers study X?")
+    assert fields["matched"] == 3
+    assert fields["judge_note"].endswith(
+        "3 match the question (judged offline). The first 2 are shown."
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "number"),
+    [
+        ("summarize 3 papers on watermarking", 3),
+        ("top five recent orals on RLHF", 5),
+        ("I need, like, 4 papers on RL", 4),
+        ("推荐三篇关于扩散模型的论文", 3),
+        ("前5篇关于强化学习的论文", 5),
+        ("Which Llama 3 papers study safety?", 0),  # a model's version
+        ("what are the 3D gaussian splatting papers", 0),
+        ("how many papers on RLHF?", 0),
+        ("I remember one paper on KV cache eviction", 0),  # "a paper"
+        ("有没有一篇论文讲这个？", 0),
+    ],
+)
+def test_the_number_of_papers_asked_for_is_read(question: str, number: int) -> None:
+    assert read_question(question).number == number
+
+
+def test_a_list_shows_the_number_of_papers_asked_for(corpus: Assistant) -> None:
+    result = answer("summarize 3 papers on watermarking", assistant=corpus, k=10)
+    assert len(result.citations) == len(result.sources) == 3
+    assert result.matched > 3 and result.judge_note.endswith("The first 3 are shown.")
+    zh = answer("推荐三篇关于模型水印的论文", assistant=corpus)
+    assert len(zh.citations) == 3 and zh.judge_note.endswith("这里列出前 3 篇。")
 
 
 def test_a_chinese_list_question_gets_a_list(corpus: Assistant) -> None:

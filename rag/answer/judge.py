@@ -57,6 +57,7 @@ class Verdict:
     by: str  # "offline" or the model that judged
     named: NameMatch | None = None  # the paper the question names, when retrieval put it first
     pool: int = 0  # candidates checked, when more than `judged` keeps (`kept`)
+    found: int = 0  # of them, those judged to belong, when more than `judged` keeps
 
     @property
     def belongs(self) -> tuple[bool, ...]:
@@ -69,6 +70,11 @@ class Verdict:
     @property
     def matched(self) -> int:
         return sum(j.belongs for j in self.judged)
+
+    @property
+    def matching(self) -> int:
+        """Candidates judged to belong, shown or not."""
+        return max(self.matched, self.found)
 
 
 class Judge(Protocol):
@@ -153,10 +159,11 @@ def kept(
 ) -> tuple[list[RetrievedPaper], Verdict]:
     """A list checked more candidates than the sources setting `k` shows: those judged to
     belong first (in their retrieved order), then the others, `k` in all; the verdict keeps
-    how many were checked."""
+    how many were checked and how many belong."""
     order = sorted(range(len(candidates)), key=lambda i: not verdict.judged[i].belongs)[:k]
     judged = tuple(verdict.judged[i] for i in order)
-    return [candidates[i] for i in order], replace(verdict, judged=judged, pool=verdict.checked)
+    narrowed = replace(verdict, judged=judged, pool=verdict.checked, found=verdict.matched)
+    return [candidates[i] for i in order], narrowed
 
 
 def verdict_fields(verdict: Verdict | None, intent: Intent | None, question: str) -> dict[str, Any]:
@@ -167,11 +174,13 @@ def verdict_fields(verdict: Verdict | None, intent: Intent | None, question: str
     note = ""
     if intent is not None and intent.listing:
         note = message("judged_list", question).format(
-            checked=verdict.checked, matched=verdict.matched, by=verdict.by
+            checked=verdict.checked, matched=verdict.matching, by=verdict.by
         )
+        if verdict.matching > verdict.matched:  # more belong than the answer shows
+            note += message("judged_shown", question).format(shown=verdict.matched)
     return {
         "judged_by": verdict.by,
         "checked": verdict.checked,
-        "matched": verdict.matched,
+        "matched": verdict.matching,
         "judge_note": note,
     }

@@ -25,15 +25,16 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     threshold = assistant.retriever.threshold
     calibration = assistant.retriever.calibration
     # The judge decided which retrieved papers belong (rag.answer.judge): a list names those,
-    # the sources setting being a maximum, not a quota. A Chinese list question ("哪些论文…")
-    # is a list too, though its gloss drops the frame.
+    # the sources setting being a maximum, not a quota. The question's `Intent` says whether
+    # it asks for a list: "哪些论文…" (its gloss drops the frame), "what are the orals on X?"
+    # (the tier word was the frame's noun).
     listing = turn.intent is not None and turn.intent.listing
     verdict = turn.verdict
     options = ExtractiveOptions(
         min_similarity=threshold,
         relevant=verdict.belongs if verdict is not None else None,
         calibration=calibration,
-        mode="list" if listing and turn.intent and turn.intent.language != "en" else "auto",
+        mode="list" if listing else "auto",
     )
     named = verdict.named if verdict is not None else None  # its paper was retrieved first
     if named is not None:  # the question names a method: its paper leads (it was ranked 1)

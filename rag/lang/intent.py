@@ -37,6 +37,7 @@ class Asked:
     search: str = ""  # the question without the venue's name and the filtering tier words
     listing: bool = False  # "which papers ...", "list ...", "哪些": a topic, not one paper
     one_paper: bool = False  # "the paper on X", "关于 X 的那篇论文": one paper described
+    number: int = 0  # the papers asked for: "summarize 3 papers on X", "前五篇" (0: not said)
 
 
 @cache
@@ -120,7 +121,34 @@ def read_question(question: str) -> Asked:
         search=without_venue(search),
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
+        number=_number(text),
     )
+
+
+def _number(text: str) -> int:
+    """How many papers the question asks for: a number before a noun of papers, an adjective
+    or two between ("3 papers", "top five recent orals"), or before 篇 ("推荐三篇", "前5篇");
+    not a model's version ("Which Llama 3 papers ..."): the word before it is no name. 0 when
+    it says none."""
+    table = words()["words"]
+    numbers: dict[str, int] = table["number_words"]
+    latin = "|".join(k for k in numbers if not _chinese(k))
+    nouns = "|".join(table["counted_nouns"])
+    english = re.compile(
+        rf"(?<![\w.\-])(\d{{1,2}}|{latin})\s+(?:[a-z\-]+\s+){{0,2}}?(?:{nouns})\b", re.I
+    )
+    for m in english.finditer(text):
+        before = text[: m.start()].split()
+        named = bool(before) and len(before) > 1 and not before[-1].islower()
+        if not named:
+            said = m.group(1).casefold()
+            return int(said) if said.isdigit() else numbers[said]
+    han = "".join(k for k in numbers if _chinese(k))
+    found = re.search(rf"(\d{{1,2}}|[{han}])\s*篇", text)
+    if found is None:
+        return 0
+    said = found.group(1)
+    return int(said) if said.isdigit() else numbers[said]
 
 
 def _opens_list(text: str) -> bool:
@@ -191,8 +219,8 @@ def understand(question: str) -> Intent:
         kind = "count"
     elif asked.tier_asked:
         kind = "tier"
-    elif is_list_request(search) or is_list_request(text):
-        kind = "list"
+    elif is_list_request(search) or is_list_request(text) or (asked.listing and asked.tiers):
+        kind = "list"  # "what are the orals about X?", "关于X的口头报告有哪些？": a tier's papers
     elif is_summary_request(text):
         kind = "summary"
     else:

@@ -32,6 +32,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "judged_list": (
             "Checked the {checked} papers retrieved; {matched} match the question (judged {by})."
         ),
+        "judged_shown": " The first {shown} are shown.",
         "compare_first": (
             "The table compares the first {n} of the {total} asked for, {compared} ({left} "
             "left out): a table holds 2 to 4 papers."
@@ -89,6 +90,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "judged_list": (
             "检查了检索到的 {checked} 篇论文，其中 {matched} 篇符合问题（判断方：{by}）。"
         ),
+        "judged_shown": "这里列出前 {shown} 篇。",
         "compare_first": (
             "对比表比较了所要求的 {total} 篇中的前 {n} 篇 {compared}（未含 {left}）："
             "每张表只能比较 2 到 4 篇。"
