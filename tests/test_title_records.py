@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from rag.answer.pipeline import answer, open_assistant
+from rag.common.lexical import terms
 from rag.corpus.seeds import load_corpus
 from rag.index.chunking import chunk_paper
 from rag.index.ingest import build_index
@@ -169,3 +170,16 @@ def test_how_many_papers_answers_with_a_count_its_rule_and_the_list(assistant: A
     assert "iclr" not in result.answer.split("Counting rule")[1].split("\n")[0].lower()
     assert "4 of the 12 papers have a title only" in result.answer
     assert {c.paper_id for c in result.citations} == {p.id for p in wanted}
+
+
+@pytest.mark.slow
+def test_a_count_under_a_tier_counts_among_that_tiers_papers(assistant: Any) -> None:
+    result = answer("How many oral papers mention language models?", assistant=assistant)
+    orals = [p for p in assistant.retriever.index.all_papers() if p.tier == "Oral"]
+    wanted = [p for p in orals if terms("language models") <= terms(f"{p.title} {p.abstract}")]
+    assert result.answer.startswith(
+        f"{len(wanted)} of the {len(orals)} Oral papers in the index match"
+    )
+    titles_only = sum(not p.has_abstract for p in orals)
+    assert f"{titles_only} of the {len(orals)} Oral papers have a title only" in result.answer
+    assert {c.paper_id for c in result.citations} <= {p.id for p in wanted}

@@ -3,7 +3,8 @@
 A paper counts when its title or abstract contains every content word of the question's topic
 (stemmed, as BM25 reads words). The rule is said in the answer, with how many papers have a
 title only (no abstract in the corpus), since for them only the title can match. A tier the
-question names ("how many orals on Y") filters the count like the sidebar.
+question names ("how many orals on Y") filters the count like the sidebar, and the answer
+counts among that tier's papers ("15 of the 380 Spotlight papers").
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rag.answer.records import record_line, records_cited
 from rag.common.lexical import terms
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, words
-from rag.lang.messages import message
+from rag.lang.messages import message, question_language
 from rag.types import Filters, RetrievedPaper
 
 MAX_LISTED = 50  # titles listed after the cited ones; the rest is counted
@@ -35,19 +36,23 @@ def count_answer(
     if not topic:
         return None
     question = turn.question
-    papers = assistant.retriever.index.all_papers()
-    matching = [
-        p for p in papers if filters.accepts(p) and topic <= terms(f"{p.title}\n{p.abstract}")
-    ]
+    # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
+    # the 380 Spotlight papers), and said so.
+    papers = [p for p in assistant.retriever.index.all_papers() if filters.accepts(p)]
+    tiers = " / ".join(filters.tiers)
+    which = (
+        "" if not tiers else f" {tiers} " if question_language(question) == "zh" else f"{tiers} "
+    )
+    matching = [p for p in papers if topic <= terms(f"{p.title}\n{p.abstract}")]
     rank = {s.paper.id: i for i, s in enumerate(turn.sources)}
     matching.sort(key=lambda p: (rank.get(p.id, len(rank)), p.title.casefold()))
     k = assistant.settings.retrieval.k
     cited = [RetrievedPaper(p, 0.0, 0.0) for p in matching[:k]]
     titles_only = sum(not p.has_abstract for p in papers)
     lines = [
-        message("count", question).format(n=len(matching), total=len(papers)),
+        message("count", question).format(n=len(matching), total=len(papers), which=which),
         message("count_rule", question).format(words=", ".join(sorted(topic))),
-        message("count_titles", question).format(m=titles_only, total=len(papers)),
+        message("count_titles", question).format(m=titles_only, total=len(papers), which=which),
         "",
     ]
     lines += [record_line(n, s.paper, [s.paper.decision], question) for n, s in enumerate(cited, 1)]

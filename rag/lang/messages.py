@@ -65,11 +65,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "title_record": "The index holds this paper's record only (title, decision, authors, "
         "link): its abstract is not in the bundled corpus, so nothing of its content can be "
         "quoted.",
-        "count": "{n:,} of the {total:,} papers in the index match.",
+        "count": "{n:,} of the {total:,} {which}papers in the index match.",
         "count_rule": "Counting rule: a paper counts when its title or abstract contains "
         "every one of these words (compared by their stems): {words}.",
-        "count_titles": "{m:,} of the {total:,} papers have a title only (their abstract is not "
-        "in the bundled corpus): for them only the title can match.",
+        "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
+        "is not in the bundled corpus): for them only the title can match.",
         "count_more": "… and {n:,} more.",
     },
     "zh": {
@@ -117,9 +117,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         f"rag fetch openreview {VENUE.openreview_id} 可将其加入索引）",
         "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
         "随附语料库中没有它的摘要，因此无法引用其内容。",
-        "count": "索引中的 {total:,} 篇论文里有 {n:,} 篇符合。",
+        "count": "索引中的 {total:,} 篇{which}论文里有 {n:,} 篇符合。",
         "count_rule": "计数规则：标题或摘要包含以下每一个词（按词干比较）的论文计入：{words}。",
-        "count_titles": "{total:,} 篇论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
+        "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
         "这些论文只能按标题匹配。",
         "count_more": "……另有 {n} 篇。",
     },
