@@ -51,6 +51,10 @@ def test_the_list_subject_is_what_follows_the_frame(question: str, subject: str)
         ("FlexPrefill 是什么？", False),
         ("这篇论文的方法是什么？", False),
         ("亮点论文里有哪些关于视频生成的？", True),  # "among the spotlights, which are on X"
+        ("mixture of experts papers", True),  # a topic, then "papers"
+        ("any good RLHF papers?", True),
+        ("summarize these papers", False),  # a follow-up's papers
+        ("compare the two papers", False),
         ("这篇论文中有哪些实验？", False),  # what one paper holds
     ],
 )

@@ -21,7 +21,11 @@ LIST_REQUEST = re.compile(
     r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
     r"progress|studies|advances)\b|\b(?:list|show|find)\s+(?:me\s+)?(?:the\s+|some\s+)?"
     r"(?:papers|works|studies)\b|\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
-    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b",
+    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b"
+    # "mixture of experts papers", "any good RLHF papers?": a topic, then "papers" (not "these
+    # papers", "the two papers": a follow-up's)
+    r"|^(?!.*\b(?:these|those|the|both|all|two|three|cited|above|other|previous|listed)\s+"
+    r"papers\b).*\w\s+papers\s*[?.!]*$",
     re.IGNORECASE,
 )
 # The same in Chinese: 哪些论文 / 有什么工作 / 关于X的论文 / 列出…论文 (the gloss drops the frame).
