@@ -54,6 +54,11 @@ def test_the_list_subject_is_what_follows_the_frame(question: str, subject: str)
         ("mixture of experts papers", True),  # a topic, then "papers"
         ("any good RLHF papers?", True),
         ("summarize these papers", False),  # a follow-up's papers
+        ("I'm into RL for LLM reasoning, what should I read?", True),
+        ("recommend some good papers on KV cache", True),
+        ("im looking for orals and spotlights about RLHF", True),
+        ("got lost at the posters... which papers are on web agents?", True),
+        ("mamba 之后的新工作，求推荐", True),
         ("compare the two papers", False),
         ("这篇论文中有哪些实验？", False),  # what one paper holds
     ],
@@ -181,6 +186,9 @@ def test_a_list_keeps_the_papers_that_belong_first_up_to_k() -> None:
         ("how many papers on RLHF?", 0),
         ("I remember one paper on KV cache eviction", 0),  # "a paper"
         ("有没有一篇论文讲这个？", 0),
+        ("give me a dozen papers on sparse autoencoders", 12),
+        ("oral papers on diffusion models? give me seven", 7),  # said apart from the noun
+        ("which papers are on LLM agents for web navigation? 3 is enough", 3),
     ],
 )
 def test_the_number_of_papers_asked_for_is_read(question: str, number: int) -> None:

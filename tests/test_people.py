@@ -41,6 +41,7 @@ PAPERS = [
         ("papers by Y. Bengio", ("c", "d")),  # the first name as an initial
         ("Michael Mahoney 的论文有哪些？", ("e",)),  # no middle initial, in a Chinese question
         ("did Joerg Franke have papers this year", ("b",)),  # ö written oe
+        ("what did max tegmrk publish", ("a", "b")),  # a slip in the surname, papers asked for
         ("Tegmark papers", ("a", "b")),  # a surname alone, capitalised, one author has it
     ],
 )
@@ -72,6 +73,19 @@ def test_words_that_are_not_one_persons_name_name_no_one(question: str) -> None:
         ("I saw a poster on GALA - what is it?", (), ""),  # a poster seen, not a filter
         ("list papers on oral cancer", (), ""),  # a topic
         ("Is the Differential Transformer an oral?", (), "Oral"),
+        # A question tag makes a statement a yes/no question; 还是 asks which.
+        ("Quick check: FlexPrefill was accepted as a spotlight, right?", (), "Spotlight"),
+        ("Differential Transformer 是 oral 还是 poster", (), "which"),
+        # "that oral paper" describes one paper; plural, or in a list, the noun filters.
+        ("that oral paper on self-correction with RL - why does SFT fail?", (), ""),
+        ("list every oral paper on RLHF", ("Oral",), ""),
+        # Latin tier words in a Chinese list question; tier words after the topic.
+        (
+            "mamba 之后的 state space model 新工作，只看 oral 和 spotlight，求推荐",
+            ("Oral", "Spotlight"),
+            "",
+        ),
+        ("graph neural network papers only posters", ("Poster",), ""),
     ],
 )
 def test_tier_words_are_read_as_a_filter_or_a_question(
@@ -159,11 +173,45 @@ def test_who_proposed_a_paper_is_answered_with_its_recorded_authors(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "question",
+    [
+        # The whole title of a paper with an abstract, quoted in a longer question.
+        "who wrote the paper 'Scaling LLM Test-Time Compute Optimally can be More Effective "
+        "than Scaling Model Parameters'",
+        "请问 Cut Cross-Entropy（Cut Your Losses in Large-Vocabulary Language Models）是谁写的？",
+        "hey, do you know who's behind the KAN paper? want to find them at the poster session",
+    ],
+)
+def test_who_wrote_a_paper_named_by_its_title_is_answered_from_its_record(
+    corpus: Any, question: str
+) -> None:
+    result = answer(question, assistant=corpus)
+    assert all(a in result.answer for a in result.sources[0].paper.authors), result.answer
+    assert [c.n for c in result.citations] == [1]
+
+
+@pytest.mark.slow
+def test_a_persons_papers_under_a_tier_none_has_are_said_to_be_none(corpus: Any) -> None:
+    result = answer("list Yann LeCun's papers, only the orals", assistant=corpus)
+    theirs = bundled_authors("Yann LeCun")
+    assert result.answer.startswith(
+        f"None of the {len(theirs)} papers with Yann LeCun among their authors in the index is Oral"
+    )
+    assert {c.paper_id for c in result.citations} <= theirs and result.citations
+    assert "Accept (Oral)" not in result.answer
+
+
+@pytest.mark.slow
 def test_a_yes_no_question_about_a_decision_is_answered_from_the_record(corpus: Any) -> None:
     result = answer("Is the Differential Transformer an oral?", assistant=corpus)
     assert result.answer.startswith("Yes") and result.sources[0].paper.tier == "Oral"
     result = answer("Is the Differential Transformer a poster?", assistant=corpus)
     assert result.answer.startswith("No")
+    result = answer(
+        "Quick check: FlexPrefill was accepted as a spotlight, right?", assistant=corpus
+    )
+    assert result.answer.startswith("No: its decision is Accept (Oral)")
 
 
 @pytest.mark.slow

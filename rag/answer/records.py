@@ -61,6 +61,8 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
         theirs = [s for s in sources if s.paper.id in set(person.paper_ids)]
         if theirs:
             return _person_answer(turn, theirs, person.names, len(person.paper_ids), assistant)
+        if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
+            return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
     if not sources:
         return None
     paper = sources[0].paper
@@ -122,6 +124,31 @@ def _person_answer(
     if total > len(theirs):
         lines += ["", message("by_person_more", question).format(k=len(theirs), n=total)]
     # Their papers and nothing else.
+    return records_cited(turn, lines, theirs, assistant, rest=False)
+
+
+def _none_of_theirs(
+    turn: Turn,
+    names: tuple[str, ...],
+    ids: tuple[str, ...],
+    tiers: tuple[str, ...],
+    assistant: Assistant,
+) -> CitedAnswer:
+    """A person's papers when none has the tier the question filters by: said, and theirs
+    listed with their tiers, up to the sources setting."""
+    question = turn.question
+    zh = question_language(question) == "zh"
+    found = assistant.retriever.index.get_papers(list(ids))
+    theirs = [RetrievedPaper(found[i], 0.0, 0.0) for i in ids if i in found]
+    theirs = theirs[: assistant.settings.retrieval.k]
+    name = " / ".join(inert_markers(n) for n in names)
+    head = message("by_person_none", question).format(
+        name=name, n=len(ids), tiers=" / ".join(tiers)
+    )
+    lines = [head, ""] + [
+        record_line(n, s.paper, [record_fact(s.paper, "tier", zh)], question)
+        for n, s in enumerate(theirs, start=1)
+    ]
     return records_cited(turn, lines, theirs, assistant, rest=False)
 
 

@@ -86,9 +86,11 @@ def read_question(question: str) -> Asked:
     zh = any(_chinese(c) for c in text)
     listing = _opens_list(text)
     count = _counts(text)
-    yes_no = (not zh and lower.split(" ", 1)[0] in words()["words"]["yes_no_openers"]) or (
-        zh and _has(text, "yes_no_zh")
-    )
+    tags = "|".join(re.escape(t) for t in words()["words"]["yes_no_tags"])
+    tagged = re.search(rf"[,\s](?:{tags})\s*[?？]*\s*$", lower) is not None
+    yes_no = (
+        not zh and (lower.split(" ", 1)[0] in words()["words"]["yes_no_openers"] or tagged)
+    ) or (zh and _has(text, "yes_no_zh"))
     nouns = set(words()["words"]["tier_nouns"])
     tiers: list[str] = []
     asked = ""
@@ -102,11 +104,14 @@ def read_question(question: str) -> Asked:
                 asked = tier if asked in ("", tier) else TIER_CHOICE
                 continue
             plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
+            # "oral papers on X" filters; "that oral paper on X" describes one paper.
+            noun = following in nouns and (following.endswith("s") or listing or count)
             if (
                 _chinese(word)
                 or plural
-                or following in nouns
+                or noun
                 or ((listing or count) and (not following or following in _AFTER_TIER))
+                or (zh and (listing or count))  # "只看 oral 和 spotlight，求推荐"
             ):
                 if tier not in tiers:
                     tiers.append(tier)
@@ -143,6 +148,17 @@ def _number(text: str) -> int:
         if not named:
             said = m.group(1).casefold()
             return int(said) if said.isdigit() else numbers[said]
+    # Said apart from the noun: "... give me seven", "3 is enough".
+    alone = re.search(
+        rf"\b(?:give\s+me|show\s+me|top|just|only)\s+(\d{{1,2}}|{latin})\s*[?.!]*\s*$"
+        rf"|(?<![\w.\-])(\d{{1,2}}|{latin})\s+(?:is|are|would\s+be|will\s+do)\s+"
+        rf"(?:enough|fine|plenty)\b",
+        text,
+        re.I,
+    )
+    if alone is not None:
+        said = (alone.group(1) or alone.group(2)).casefold()
+        return int(said) if said.isdigit() else numbers[said]
     han = "".join(k for k in numbers if _chinese(k))
     found = re.search(rf"(\d{{1,2}}|[{han}])\s*篇", text)
     if found is None:

@@ -52,6 +52,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "papers' author lists:",
         "by_person_more": "The first {k} of {n} are listed (the sources setting); ask with a "
         "topic to narrow them.",
+        "by_person_none": "None of the {n} papers with {name} among their authors in the index "
+        "is {tiers}; their papers are:",
         "authors_of": "From the paper's record in the index:",
         "tier_yes": "Yes: its decision is {decision}.",
         "tier_no": "No: its decision is {decision}.",
@@ -105,6 +107,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
         "by_person": "索引中作者包括 {name} 的论文（{n} 篇，依据论文的作者列表）：",
         "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）；加上主题可以缩小范围。",
+        "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
         "authors_of": "以下信息来自索引中的论文记录：",
         "tier_yes": "是：录用结果为 {decision}。",
         "tier_no": "不是：录用结果为 {decision}。",

@@ -14,24 +14,29 @@ SUMMARY_REQUEST = re.compile(
 
 # Questions that ask for papers: one line per relevant paper.
 LIST_REQUEST = re.compile(
-    r"^\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
+    r"(?:^|[.!?…]\s+)\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
     r"|articles|benchmarks|techniques)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
     r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
     r"(?:papers|works|studies|methods|approaches)\b|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
     r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
-    r"progress|studies|advances)\b|\b(?:list|show|find)\s+(?:me\s+)?(?:the\s+|some\s+)?"
-    r"(?:papers|works|studies)\b|\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
+    r"progress|studies|advances)\b|\b(?:list|show|find|recommend|suggest)\s+(?:me\s+)?"
+    r"(?:the\s+|some\s+|a\s+few\s+)?(?:good\s+|key\s+|important\s+)?(?:papers|works|studies)\b|"
+    # "I'm into X, what should I read?", "a reading list on X", "must-read papers on X"
+    r"\bwhat\s+(?:should|shall|can|could|do)\s+i\s+read\b|\breading\s+list\b|\bmust[- ]reads?\b|"
+    r"\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
     r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b"
     # "mixture of experts papers", "any good RLHF papers?": a topic, then "papers" (not "these
     # papers", "the two papers": a follow-up's)
     r"|^(?!.*\b(?:these|those|the|both|all|two|three|cited|above|other|previous|listed)\s+"
-    r"papers\b).*\w\s+papers\s*[?.!]*$",
+    r"papers\b).*\w\s+papers(?:\s+(?:only|please|pls|plz))?\s*[?.!]*$"
+    # "im looking for orals and spotlights about RLHF"
+    r"|\b(?:looking|searching)\s+for\s+(?:[\w\-]+\s+){0,3}?(?:papers|works|orals|spotlights|posters)\b",
     re.IGNORECASE,
 )
 # The same in Chinese: 哪些论文 / 有什么工作 / 关于X的论文 / 列出…论文 (the gloss drops the frame).
 LIST_REQUEST_ZH = re.compile(
     r"哪些(?:论文|文章|工作|研究|方法)|有(?:哪些|什么)(?:关于)?[^？?]{0,30}?(?:论文|文章|工作|研究)"
-    r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些"
+    r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些|求推荐|推荐一下"
     r"|关于[^？?]{1,30}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
 )
 # What is left after the list's frame: the words a listed paper must be about

@@ -22,6 +22,7 @@ from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.english import english_words
 from rag.retrieval.names import scored_first
+from rag.retrieval.spelling import TYPO_LETTERS, one_slip
 from rag.types import Paper
 
 # Letters NFKD does not take apart.
@@ -112,6 +113,20 @@ class AuthorIndex:
                     if authors and (size > 1 or asks_people or _capitalised(key, question)):
                         ids = [pid for a in authors for pid in self.papers.get(a, [])]
                         return Person(tuple(authors), tuple(dict.fromkeys(ids)), key)
+        return self._mistyped(fold(question)) if asks_people else None
+
+    def _mistyped(self, words: list[str]) -> Person | None:
+        """A question that asks for someone's papers and writes a full name with one slip in
+        its last word ("what did sergey levin publish"): the one author of that first name
+        whose surname is one slip away (`TYPO_LETTERS` letters or more), else None."""
+        for first, last in zip(words, words[1:], strict=False):
+            if len(last) < TYPO_LETTERS or not last.isalpha():
+                continue
+            near = {f"{first} {w}" for w in one_slip(last)} & self.keys.keys()
+            authors = {a for key in near for a in self.keys[key]}
+            if len(authors) == 1:
+                (author,) = authors
+                return Person((author,), tuple(self.papers.get(author, [])), f"{first} {last}")
         return None
 
     def _alone(self, word: str, question: str) -> list[str] | None:

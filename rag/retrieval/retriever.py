@@ -144,6 +144,14 @@ class Retriever:
                 titled = described(closest, dense, records)
             ranked, fused = lifted(ranked, titled, fused)
             asked_by |= dict.fromkeys(titled, "title")
+            # The first paper, when the question writes its whole title out ("who wrote
+            # 'Scaling and evaluating sparse autoencoders'?"): asked for by its title.
+            if (
+                ranked
+                and ranked[0] not in asked_by
+                and self.titles.writes(original, ranked[0], keyword)
+            ):
+                asked_by[ranked[0]] = "title"
         floor = min(similarity.values(), default=0.0)
         results: list[RetrievedPaper] = []
         wanted = k * 4 if diverse else k

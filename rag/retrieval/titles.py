@@ -116,8 +116,10 @@ class TitleIndex:
     parts: list[list[list[str]]]  # per paper, `title_parts` of its title
     records: frozenset[str]
     postings: dict[str, set[int]] = field(init=False, repr=False)
+    position: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.position = {pid: i for i, pid in enumerate(self.ids)}
         self.postings = {}
         for i, parts in enumerate(self.parts):
             for word in parts[0] if parts else ():
@@ -217,6 +219,19 @@ class TitleIndex:
             if covered is not None and (best is None or (covered, held) > best[:2]):
                 best = (covered, held, self.ids[i])
         return [best[2]] if best else []
+
+    def writes(self, question: str, paper_id: str) -> bool:
+        """The question writes the paper's whole title out, in order (`PHRASE_WORDS` content
+        words or more; a long one nearly, as `_nearly` reads it): "who wrote 'Scaling and
+        evaluating sparse autoencoders'?" asks about that paper, whatever else it says."""
+        i = self.position.get(paper_id)
+        if i is None or not self.parts[i]:
+            return False
+        whole = self.parts[i][0]
+        sequence = word_sequence(title_text(without_venue(question)))
+        if len(whole) < PHRASE_WORDS:
+            return False
+        return _inside(whole, sequence) or bool(_nearly(whole, sequence, lambda _w: 1.0))
 
     def _known(self, word: str, counts: dict[str, int]) -> bool:
         """A title or an abstract's chunk holds `word` (a stem)."""
@@ -358,6 +373,10 @@ class PaperTitles:
         """The title record `question` asks for by its title's words (`TitleIndex.asked`)."""
         keyword = keyword or self.index.keyword_index()
         return self.current(keyword).asked(question, keyword, person)
+
+    def writes(self, question: str, paper_id: str, keyword: KeywordIndex | None = None) -> bool:
+        """Whether `question` writes the paper's whole title out (`TitleIndex.writes`)."""
+        return self.current(keyword or self.index.keyword_index()).writes(question, paper_id)
 
 
 def _checked(saved: object) -> TitleIndex | None:
