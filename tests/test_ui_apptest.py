@@ -211,6 +211,9 @@ def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
     cards = " ".join(m.value for m in at.chat_message[3].markdown)
     assert cards.count(":blue-badge[Poster]") == len(at.chat_message[3].subheader) == 3
     assert ":red-badge[" not in cards and ":orange-badge[" not in cards
+    # The header counts the sources shown (a list's judge may have checked more).
+    cited = sum(c.paper_id in {s.paper.id for s in filtered.sources} for c in filtered.citations)
+    assert f"**Sources** · {cited} cited of 3 shown" in cards
 
 
 @pytest.mark.slow

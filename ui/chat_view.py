@@ -251,7 +251,8 @@ def show_reply(
         st.markdown(
             "**Closest papers, low match**"
             if answer.abstained
-            else f"**Sources** · {cited} cited of {len(rows)} retrieved"
+            # "shown", not "retrieved": a list's judge checked more (its note says how many)
+            else f"**Sources** · {cited} cited of {len(rows)} shown"
         )
         if not answer.abstained:
             st.caption(ORDINALS_NOTE)
