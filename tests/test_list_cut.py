@@ -59,6 +59,14 @@ def test_the_list_subject_is_what_follows_the_frame(question: str, subject: str)
         ("im looking for orals and spotlights about RLHF", True),
         ("got lost at the posters... which papers are on web agents?", True),
         ("mamba 之后的新工作，求推荐", True),
+        ("point me to work on KV cache compression", True),
+        ("papers related to diffusion policies", True),
+        ("what's out there on speculative decoding?", True),
+        ("are there orals about RLHF", True),
+        ("哪几篇论文研究了扩散模型？", True),
+        ("给我几篇强化学习的论文", True),  # "a few papers", not a count
+        ("这篇论文用了哪些数据集？", False),  # what one paper used
+        ("anything on MUSE", False),  # a paper's name: asked about, not listed
         ("compare the two papers", False),
         ("这篇论文中有哪些实验？", False),  # what one paper holds
     ],
@@ -214,3 +222,10 @@ def test_a_chinese_list_question_gets_a_list(corpus: Assistant) -> None:
 def test_a_single_paper_question_is_untouched(corpus: Assistant) -> None:
     result = answer("What is FlexPrefill?", assistant=corpus, k=10)
     assert result.citations[0].paper_id == FLEXPREFILL and result.citations[0].n == 1
+
+
+def test_a_few_papers_asked_for_is_no_count() -> None:
+    assert understand("给我几篇强化学习的论文").kind == "list"  # give me a few
+    assert understand("哪几篇论文研究了扩散模型？").kind == "list"  # which
+    assert understand("有几篇论文研究扩散模型？").kind == "count"  # how many are there
+    assert understand("how many orals are there on RLHF").kind == "count"

@@ -17,14 +17,21 @@ LIST_REQUEST = re.compile(
     r"(?:^|[.!?…]\s+)\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
     r"|articles|benchmarks|techniques)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
     r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
-    r"(?:papers|works|studies|methods|approaches)\b|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
+    r"(?:papers|works|studies|methods|approaches|orals|spotlights|posters)\b"
+    r"|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
     r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
     r"progress|studies|advances)\b|\b(?:list|show|find|recommend|suggest)\s+(?:me\s+)?"
     r"(?:the\s+|some\s+|a\s+few\s+)?(?:good\s+|key\s+|important\s+)?(?:papers|works|studies)\b|"
     # "I'm into X, what should I read?", "a reading list on X", "must-read papers on X"
     r"\bwhat\s+(?:should|shall|can|could|do)\s+i\s+read\b|\breading\s+list\b|\bmust[- ]reads?\b|"
     r"\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
-    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b|\bpapers\s+(?:on|about)\b"
+    r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b"
+    r"|\bpapers\s+(?:on|about|related\s+to|regarding|concerning|covering|dealing\s+with)\b"
+    # "point me to work on X", "research on X", "references on X", "what work exists on X",
+    # "what's out there on X" ("anything on X" is not: "anything on MUSE" asks about a paper)
+    r"|\bpoint\s+me\s+to\b"
+    r"|^\W*(?:research|work|studies)\s+(?:on|about)\b|\breferences\s+(?:on|about|for)\b"
+    r"|\bwhat\s+work\s+(?:exists|is\s+there)\b|\bwhat(?:'s|\s+is)\s+out\s+there\b"
     # "mixture of experts papers", "any good RLHF papers?": a topic, then "papers" (not "these
     # papers", "the two papers": a follow-up's)
     r"|^(?!.*\b(?:these|those|the|both|all|two|three|cited|above|other|previous|listed)\s+"
@@ -35,7 +42,8 @@ LIST_REQUEST = re.compile(
 )
 # The same in Chinese: 哪些论文 / 有什么工作 / 关于X的论文 / 列出…论文 (the gloss drops the frame).
 LIST_REQUEST_ZH = re.compile(
-    r"哪些(?:论文|文章|工作|研究|方法)|有(?:哪些|什么)(?:关于)?[^？?]{0,30}?(?:论文|文章|工作|研究)"
+    r"哪些(?:论文|文章|工作|研究|方法)|哪几篇|有(?:哪些|什么)(?:关于)?[^？?]{0,30}?(?:论文|文章|工作|研究)"
+    r"|给我(?:几|[两二三四五六七八九十\d]+)篇"
     r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些|求推荐|推荐一下"
     r"|关于[^？?]{1,30}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
 )
