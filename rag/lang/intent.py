@@ -86,8 +86,7 @@ def read_question(question: str) -> Asked:
     zh = any(_chinese(c) for c in text)
     listing = _opens_list(text)
     count = _counts(text)
-    tags = "|".join(re.escape(t) for t in words()["words"]["yes_no_tags"])
-    tagged = re.search(rf"[,\s](?:{tags})\s*[?？]*\s*$", lower) is not None
+    tagged = _number_patterns().tag.search(lower) is not None
     yes_no = (
         not zh and (lower.split(" ", 1)[0] in words()["words"]["yes_no_openers"] or tagged)
     ) or (zh and _has(text, "yes_no_zh"))
@@ -130,41 +129,64 @@ def read_question(question: str) -> Asked:
     )
 
 
+@dataclass(frozen=True)
+class _NumberPatterns:
+    """The patterns `read_question` reads a question tag and a number of papers with."""
+
+    tag: re.Pattern[str]  # "..., right?"
+    before_noun: re.Pattern[str]  # "3 papers", "top five recent orals"
+    alone: re.Pattern[str]  # "give me seven", "3 is enough"
+    han: re.Pattern[str]  # "三篇", "前5篇"
+    values: dict[str, int]  # a number word -> its value
+
+
+@cache
+def _number_patterns() -> _NumberPatterns:
+    """Compiled once from the word lists: `read_question` runs several times a question."""
+    table = words()["words"]
+    values: dict[str, int] = table["number_words"]
+    latin = "|".join(k for k in values if not _chinese(k))
+    han = "".join(k for k in values if _chinese(k))
+    nouns = "|".join(table["counted_nouns"])
+    tags = "|".join(re.escape(t) for t in table["yes_no_tags"])
+    number = rf"(\d{{1,2}}|{latin})"
+    return _NumberPatterns(
+        tag=re.compile(rf"[,\s](?:{tags})\s*[?？]*\s*$"),
+        before_noun=re.compile(
+            rf"(?<![\w.\-]){number}\s+(?:[a-z\-]+\s+){{0,2}}?(?:{nouns})\b", re.I
+        ),
+        alone=re.compile(
+            rf"\b(?:give\s+me|show\s+me|top|just|only)\s+{number}\s*[?.!]*\s*$"
+            rf"|(?<![\w.\-]){number}\s+(?:is|are|would\s+be|will\s+do)\s+"
+            rf"(?:enough|fine|plenty)\b",
+            re.I,
+        ),
+        han=re.compile(rf"(\d{{1,2}}|[{han}])\s*篇"),
+        values=values,
+    )
+
+
 def _number(text: str) -> int:
     """How many papers the question asks for: a number before a noun of papers, an adjective
-    or two between ("3 papers", "top five recent orals"), or before 篇 ("推荐三篇", "前5篇");
-    not a model's version ("Which Llama 3 papers ..."): the word before it is no name. 0 when
-    it says none."""
-    table = words()["words"]
-    numbers: dict[str, int] = table["number_words"]
-    latin = "|".join(k for k in numbers if not _chinese(k))
-    nouns = "|".join(table["counted_nouns"])
-    english = re.compile(
-        rf"(?<![\w.\-])(\d{{1,2}}|{latin})\s+(?:[a-z\-]+\s+){{0,2}}?(?:{nouns})\b", re.I
+    or two between ("3 papers", "top five recent orals"), said apart from it ("... give me
+    seven", "3 is enough"), or before 篇 ("推荐三篇", "前5篇"); not a model's version ("Which
+    Llama 3 papers ..."): the word before it is no name. 0 when it says none."""
+    found = _number_patterns()
+    said = next(
+        (
+            m.group(1)
+            for m in found.before_noun.finditer(text)
+            if len(before := text[: m.start()].split()) <= 1 or before[-1].islower()
+        ),
+        None,
     )
-    for m in english.finditer(text):
-        before = text[: m.start()].split()
-        named = bool(before) and len(before) > 1 and not before[-1].islower()
-        if not named:
-            said = m.group(1).casefold()
-            return int(said) if said.isdigit() else numbers[said]
-    # Said apart from the noun: "... give me seven", "3 is enough".
-    alone = re.search(
-        rf"\b(?:give\s+me|show\s+me|top|just|only)\s+(\d{{1,2}}|{latin})\s*[?.!]*\s*$"
-        rf"|(?<![\w.\-])(\d{{1,2}}|{latin})\s+(?:is|are|would\s+be|will\s+do)\s+"
-        rf"(?:enough|fine|plenty)\b",
-        text,
-        re.I,
-    )
-    if alone is not None:
-        said = (alone.group(1) or alone.group(2)).casefold()
-        return int(said) if said.isdigit() else numbers[said]
-    han = "".join(k for k in numbers if _chinese(k))
-    found = re.search(rf"(\d{{1,2}}|[{han}])\s*篇", text)
-    if found is None:
+    if said is None and (alone := found.alone.search(text)) is not None:
+        said = alone.group(1) or alone.group(2)
+    if said is None and (han := found.han.search(text)) is not None:
+        said = han.group(1)
+    if said is None:
         return 0
-    said = found.group(1)
-    return int(said) if said.isdigit() else numbers[said]
+    return int(said) if said.isdigit() else found.values[said.casefold()]
 
 
 def _opens_list(text: str) -> bool:
