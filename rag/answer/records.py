@@ -114,13 +114,8 @@ def _person_answer(
     assistant: Assistant,
 ) -> CitedAnswer:
     question = turn.question
-    zh = question_language(question) == "zh"
-    name = " / ".join(inert_markers(n) for n in names)
-    lines = [message("by_person", question).format(name=name, n=total), ""]
-    for n, source in enumerate(theirs, start=1):
-        lines.append(
-            record_line(n, source.paper, [record_fact(source.paper, "tier", zh)], question)
-        )
+    head = message("by_person", question).format(name=_named(names), n=total)
+    lines = _with_tiers(head, theirs, question)
     if total > len(theirs):
         lines += ["", message("by_person_more", question).format(k=len(theirs), n=total)]
     # Their papers and nothing else.
@@ -137,19 +132,27 @@ def _none_of_theirs(
     """A person's papers when none has the tier the question filters by: said, and theirs
     listed with their tiers, up to the sources setting."""
     question = turn.question
-    zh = question_language(question) == "zh"
     found = assistant.retriever.index.get_papers(list(ids))
     theirs = [RetrievedPaper(found[i], 0.0, 0.0) for i in ids if i in found]
     theirs = theirs[: assistant.settings.retrieval.k]
-    name = " / ".join(inert_markers(n) for n in names)
     head = message("by_person_none", question).format(
-        name=name, n=len(ids), tiers=" / ".join(tiers)
+        name=_named(names), n=len(ids), tiers=" / ".join(tiers)
     )
-    lines = [head, ""] + [
+    return records_cited(turn, _with_tiers(head, theirs, question), theirs, assistant, rest=False)
+
+
+def _named(names: tuple[str, ...]) -> str:
+    """A person as the records write them ("Yoshua Bengio", or two spellings joined)."""
+    return " / ".join(inert_markers(n) for n in names)
+
+
+def _with_tiers(head: str, theirs: list[RetrievedPaper], question: str) -> list[str]:
+    """`head`, then a line per paper with its tier: a person's papers."""
+    zh = question_language(question) == "zh"
+    return [head, ""] + [
         record_line(n, s.paper, [record_fact(s.paper, "tier", zh)], question)
         for n, s in enumerate(theirs, start=1)
     ]
-    return records_cited(turn, lines, theirs, assistant, rest=False)
 
 
 def records_cited(
