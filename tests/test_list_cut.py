@@ -69,6 +69,11 @@ def test_the_list_subject_is_what_follows_the_frame(question: str, subject: str)
         ("anything on MUSE", False),  # a paper's name: asked about, not listed
         ("compare the two papers", False),
         ("这篇论文中有哪些实验？", False),  # what one paper holds
+        # after a preamble set off by a comma, a colon or a dash
+        ("i work on protein design — which papers should i look at?", True),
+        ("thanks. now, what papers are there on model merging?", True),
+        ("Quick one: which posters are about tabular data?", True),
+        ("In FlexPrefill, which methods are compared?", False),  # asks about one paper
     ],
 )
 def test_chinese_list_questions_are_lists(question: str, is_list: bool) -> None:
@@ -222,6 +227,43 @@ def test_a_chinese_list_question_gets_a_list(corpus: Assistant) -> None:
 def test_a_single_paper_question_is_untouched(corpus: Assistant) -> None:
     result = answer("What is FlexPrefill?", assistant=corpus, k=10)
     assert result.citations[0].paper_id == FLEXPREFILL and result.citations[0].n == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "focus"),
+    [
+        # a preamble that holds no topic is left out of what the list is judged on
+        (
+            "I was looking at the poster session schedule and got lost... which papers are "
+            "on LLM agents for web navigation? 3 is enough",
+            "which papers are on LLM agents for web navigation?",
+        ),
+        # ... but kept when the list's own sentence names no topic or points back at it
+        (
+            "I work on protein design. Which papers should I read?",
+            "I work on protein design. Which papers should I read?",
+        ),
+        (
+            "I study vision transformers - which papers improve their efficiency?",
+            "I study vision transformers - which papers improve their efficiency?",
+        ),
+    ],
+)
+def test_a_list_after_a_preamble_is_judged_on_its_own_sentence(question: str, focus: str) -> None:
+    intent = understand(question)
+    assert intent.kind == "list" and intent.focus == focus
+    assert "enough" not in intent.search  # how many, not what about
+
+
+def test_a_list_after_a_chatty_preamble_is_answered(corpus: Assistant) -> None:
+    result = answer(
+        "I was looking at the poster session schedule and got lost... which papers are on "
+        "LLM agents for web navigation? 3 is enough",
+        assistant=corpus,
+    )
+    assert not result.abstained and len(result.citations) == 3
+    titles = [result.sources[c.n - 1].paper.title for c in result.citations]
+    assert all("Web" in t or "Agent" in t for t in titles), titles
 
 
 def test_a_few_papers_asked_for_is_no_count() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from rag.answer.pipeline import answer, open_assistant
 from rag.lang.intent import read_question, without_venue
-from rag.retrieval.people import AuthorIndex
+from rag.retrieval.people import AuthorIndex, absent_name
 from rag.settings import BUNDLED_CORPUS, Settings
 from rag.types import Paper
 
@@ -29,6 +29,7 @@ PAPERS = [
     paper("c", "Florian Tramèr", "Yoshua Bengio"),
     paper("d", "Yoshua Bengio", "Samy Bengio"),
     paper("e", "Michael W. Mahoney", "Rank Li"),
+    paper("f", "Julian Jordan"),
 ]
 
 
@@ -56,10 +57,44 @@ def test_a_person_is_found_as_users_write_the_name(question: str, ids: tuple[str
         "What is low rank adaptation?",  # "rank" is a surname here and an English word
         "how does bengio scale",  # two authors are called Bengio: a surname alone is no one
         "papers on liu's method",  # a short surname
+        # the one Jordan of the index is Julian: another first name written before it
+        "Is Michael I. Jordan an author of any paper this year?",
     ],
 )
 def test_words_that_are_not_one_persons_name_name_no_one(question: str) -> None:
     assert AuthorIndex.build(PAPERS).match(question, read_question(question).people) is None
+
+
+# How often each word occurs in the indexed chunks: topic words are common, names are not.
+CHUNKS = {"vision": 300, "transform": 500, "flow": 200, "network": 900, "bayesian": 60}
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("papers by Tri Dao", "Tri Dao"),
+        ("What did Geoffrey Hinton publish at ICLR 2025?", "Geoffrey Hinton"),
+        ("Fei-Fei Li 的论文有哪些？", "Fei-Fei Li"),
+        ("Is Michael I. Jordan an author of any paper this year?", "Michael I. Jordan"),
+        ("Which papers did Google DeepMind publish?", "Google DeepMind"),  # no affiliations
+    ],
+)
+def test_a_person_no_paper_lists_is_told_apart_from_a_topic(question: str, name: str) -> None:
+    assert read_question(question).people
+    assert absent_name(question, CHUNKS) == name
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which Vision Transformer papers were published this year?",  # a topic's common words
+        # a method's name far from the words that ask for papers (的论文)
+        "有没有用 Baysian Flow Netwrok 做蛋白质家族设计的论文？",
+        "Which papers did Tri Dao and Albert Gu write?",  # two people: not one name
+    ],
+)
+def test_a_topic_is_not_taken_for_a_person_no_paper_lists(question: str) -> None:
+    assert absent_name(question, CHUNKS) is None
 
 
 @pytest.mark.parametrize(
@@ -200,6 +235,29 @@ def test_a_persons_papers_under_a_tier_none_has_are_said_to_be_none(corpus: Any)
     )
     assert {c.paper_id for c in result.citations} <= theirs and result.citations
     assert "Accept (Oral)" not in result.answer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("papers by Tri Dao", "No paper in the index lists Tri Dao among its authors"),
+        ("Fei-Fei Li 的论文有哪些？", "索引中没有任何论文的作者列表包含 Fei-Fei Li"),
+        ("which orals did Oriol Vinyals co-author", "No paper in the index lists Oriol Vinyals"),
+    ],
+)
+def test_a_person_no_paper_lists_is_said_to_have_none_and_no_topic_is_answered(
+    corpus: Any, question: str, said: str
+) -> None:
+    result = answer(question, assistant=corpus)
+    assert result.abstained and result.answer.startswith(said), result.answer
+    assert not result.citations and not result.sources
+
+
+@pytest.mark.slow
+def test_a_person_written_with_a_slip_is_offered_the_authors_spelled_alike(corpus: Any) -> None:
+    result = answer("papers by Pei-Pei Lee", assistant=corpus)
+    assert result.abstained and "Pei Pei Li" in result.answer, result.answer
 
 
 @pytest.mark.slow

@@ -109,11 +109,14 @@ class OfflineJudge:
             return Verdict((), answers=False, by="offline")
         named = self.retriever.names.naming(question, sources)
         by_name = named is not None
-        scores = self.retriever.paper_relevance(question, sources)
+        # A list after a preamble is judged on its own sentence ("got lost at the posters...
+        # which papers are on web agents?"); the preamble was searched with it.
+        judged_on = intent.focus or question
+        scores = self.retriever.paper_relevance(judged_on, sources)
         threshold = self.retriever.threshold
         if intent.listing:
             flags = listed(
-                question,
+                judged_on,
                 sources,
                 self.retriever,
                 self.embeddings,
@@ -137,7 +140,7 @@ class OfflineJudge:
             Judged(s.paper.id, bool(f), float(score), reason)
             for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
         )
-        answers = by_name or self.retriever.is_relevant(question, sources)
+        answers = by_name or self.retriever.is_relevant(judged_on, sources)
         return Verdict(judged, answers=answers, by="offline", named=named)
 
 

@@ -15,6 +15,7 @@ from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import record_fact
 from rag.answer.markers import inert_markers
+from rag.answer.refusal import person_refusal
 from rag.answer.support import Quote
 from rag.lang.intent import TIER_CHOICE, Asked
 from rag.lang.messages import message, question_language
@@ -63,6 +64,13 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
             return _person_answer(turn, theirs, person.names, len(person.paper_ids), assistant)
         if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
             return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
+    elif (
+        asked.people
+        and not (sources and sources[0].asked_by in ("name", "title"))  # "who wrote X?"
+        and (absent := retriever.people.absent(turn.standalone)) is not None
+    ):
+        # "papers by Tri Dao": no paper lists them; their name's words are no topic.
+        return person_refusal(question, turn.standalone, absent, assistant, turn.scope_note)
     if not sources:
         return None
     paper = sources[0].paper

@@ -1,4 +1,5 @@
-"""Refusals: no abstract covers the question, or no paper is called the name it asks about.
+"""Refusals: no abstract covers the question, no paper is called the name it asks about, or
+no paper lists the person it asks about among its authors.
 
 Both name the closest papers (or names) so the user can judge, and keep their parts apart on
 the answer (`CitedAnswer.refusal`, `.nearest`) for readers that show them their own way.
@@ -99,6 +100,24 @@ def name_refusal(
         lines += ["", message("closest_names", question)]
         lines += [f"- {inert_markers(n)}: {inert_markers(p.title)}" for n, p in closest]
     return _refused(question, standalone, "\n".join(lines), lines[0], nearest, assistant)
+
+
+def person_refusal(
+    question: str, standalone: str, name: str, assistant: Assistant, scope_note: str = ""
+) -> CitedAnswer:
+    """The refusal for a person no indexed paper lists as an author ("papers by Tri Dao"),
+    offering the authors spelled much like them: no topic answer on the name's words."""
+    lines = [message("no_author", question).format(name=inert_markers(name))]
+    similar = assistant.retriever.people.similar(name)
+    if similar:
+        lines += ["", message("similar_authors", question)]
+        lines += [
+            "- " + message("author_papers", question).format(name=inert_markers(a), n=n)
+            for a, n in similar
+        ]
+    refused = _refused(question, standalone, "\n".join(lines), lines[0], [], assistant)
+    refused.scope_note = scope_note
+    return refused
 
 
 def _refused(

@@ -20,7 +20,12 @@ from importlib import resources
 from typing import Any
 
 from rag.lang.gloss import english_query, language
-from rag.lang.question_kind import is_list_request, is_summary_request, list_subject
+from rag.lang.question_kind import (
+    is_list_request,
+    is_summary_request,
+    list_sentence,
+    list_subject,
+)
 from rag.types import TIERS
 from rag.venue import VENUE
 
@@ -51,7 +56,7 @@ def _chinese(phrase: str) -> bool:
 
 
 @cache
-def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """English phrases at word boundaries, Chinese ones anywhere; the longest first."""
     parts = []
     for phrase in sorted(phrases, key=len, reverse=True):
@@ -61,12 +66,12 @@ def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _has(text: str, key: str) -> bool:
-    return bool(_pattern(tuple(words()["words"][key])).search(text))
+    return bool(phrase_pattern(tuple(words()["words"][key])).search(text))
 
 
 def without_venue(text: str) -> str:
     """`text` without the conference's name ("at ICLR 2025"): it is not a search term."""
-    stripped = _pattern((*VENUE.question_words, *words()["venue"])).sub(" ", text)
+    stripped = phrase_pattern((*VENUE.question_words, *words()["venue"])).sub(" ", text)
     stripped = re.sub(r"\b(?:at|in|from|of)\s+(?=[?.!,]|\s*$)", " ", stripped, flags=re.I)
     return " ".join(stripped.split())
 
@@ -95,7 +100,7 @@ def read_question(question: str) -> Asked:
     asked = ""
     search = text
     for tier in TIERS:
-        for m in _pattern(tuple(words()["tiers"][tier])).finditer(text):
+        for m in phrase_pattern(tuple(words()["tiers"][tier])).finditer(text):
             word = m.group().casefold()
             after = text[m.end() :].split()
             following = re.sub(r"[^\w]", "", after[0].casefold()) if after else ""
@@ -122,7 +127,8 @@ def read_question(question: str) -> Asked:
         count=count,
         people=_has(text, "people"),
         authors_of=_has(text, "authors_of"),
-        search=without_venue(search),
+        # "..., 3 is enough", "give me seven": how many, not what about
+        search=without_venue(_number_patterns().alone.sub(" ", search)),
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
         number=_number(text),
@@ -192,13 +198,13 @@ def _number(text: str) -> int:
 def _opens_list(text: str) -> bool:
     """ "Which papers ...", "List ...", "Any papers on ...": an English list question opens with
     its word; a Chinese one holds it anywhere ("关于 X 的论文有哪些")."""
-    m = _pattern(tuple(words()["words"]["list_openers"])).search(text)
+    m = phrase_pattern(tuple(words()["words"]["list_openers"])).search(text)
     return m is not None and (_chinese(m.group()) or not text[: m.start()].strip())
 
 
 def _counts(text: str) -> bool:
     """A count of papers: "how many papers/orals ...", "多少篇", "几篇"."""
-    m = _pattern(tuple(words()["words"]["count"])).search(text)
+    m = phrase_pattern(tuple(words()["words"]["count"])).search(text)
     if m is None:
         return False
     if _chinese(m.group()):
@@ -228,6 +234,7 @@ class Intent:
     kind: str  # one of KINDS
     asked: Asked  # the filters and record questions it states
     subject: str = ""  # a list's subject, in English ("Which papers study X?" -> "X")
+    focus: str = ""  # a list question without its preamble (`list_sentence`), else `search`
 
     @property
     def listing(self) -> bool:
@@ -252,7 +259,6 @@ def understand(question: str) -> Intent:
     text = without_markup(question) or " ".join(question.split())
     asked = read_question(text)
     search = asked.search or text
-    english = english_query(search)
     if asked.count:
         kind = "count"
     elif asked.tier_asked:
@@ -263,5 +269,9 @@ def understand(question: str) -> Intent:
         kind = "summary"
     else:
         kind = "answer"
+    english = english_query(search)
     subject = list_subject(english) if kind == "list" else ""
-    return Intent(text, language(text), search, english, kind, asked, subject)
+    # "I got lost at the poster session... which papers are on web agents?": the preamble is
+    # searched with the rest (it may hold the topic), the list's own sentence judged alone too.
+    focus = list_sentence(search) if kind == "list" else search
+    return Intent(text, language(text), search, english, kind, asked, subject, focus)

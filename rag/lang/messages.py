@@ -54,6 +54,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "topic to narrow them.",
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
         "is {tiers}; their papers are:",
+        "no_author": "No paper in the index lists {name} among its authors (the papers' "
+        "author lists hold names only, no affiliations).",
+        "similar_authors": "Authors in the index with a similar name:",
+        "author_papers": "{name} (papers in the index: {n})",
         "authors_of": "From the paper's record in the index:",
         "tier_yes": "Yes: its decision is {decision}.",
         "tier_no": "No: its decision is {decision}.",
@@ -108,6 +112,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "by_person": "索引中作者包括 {name} 的论文（{n} 篇，依据论文的作者列表）：",
         "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）；加上主题可以缩小范围。",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
+        "no_author": "索引中没有任何论文的作者列表包含 {name}（作者列表只有姓名，没有单位）。",
+        "similar_authors": "索引中姓名相近的作者：",
+        "author_papers": "{name}（{n} 篇论文）",
         "authors_of": "以下信息来自索引中的论文记录：",
         "tier_yes": "是：录用结果为 {decision}。",
         "tier_no": "不是：录用结果为 {decision}。",

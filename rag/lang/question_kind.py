@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rag.common.lexical import STOPWORDS
+
 SUMMARY_REQUEST = re.compile(
     r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
 )
@@ -14,8 +16,14 @@ SUMMARY_REQUEST = re.compile(
 
 # Questions that ask for papers: one line per relevant paper.
 LIST_REQUEST = re.compile(
-    r"(?:^|[.!?…]\s+)\W*(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
-    r"|articles|benchmarks|techniques)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
+    r"(?:^|[.!?…]\s+)\W*(?:(?:now|so|ok|okay|then|and|also|anyway|well|next)\W+)*"
+    r"(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|methods|approaches"
+    r"|articles|benchmarks|techniques)\b"
+    # after a preamble set off by a comma or a dash ("i work on X — which papers should i
+    # read?"): papers only ("In X, which methods ..." asks about X)
+    r"|(?:[,;:—–]|\s-)\s*(?:(?:now|so|ok|okay|then|and|also|anyway|well|next)\W+)*"
+    r"(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|articles|orals"
+    r"|spotlights|posters)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
     r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
     r"(?:papers|works|studies|methods|approaches|orals|spotlights|posters)\b"
     r"|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
@@ -50,7 +58,8 @@ LIST_REQUEST_ZH = re.compile(
 # What is left after the list's frame: the words a listed paper must be about
 # ("Which papers propose benchmarks for web agents?" -> "benchmarks for web agents?").
 _FRAME_VERBS = re.compile(
-    r"^(?:\W|\b(?:that|which|who|do|does|on|about|in|for|to|study|studies|studying|propose"
+    r"^(?:\W|\b(?:are\s+there|is\s+there|exist|that|which|who|do|does|on|about|in|for|to"
+    r"|study|studies|studying|propose"
     r"|proposes|use|uses|using|explore|explores|investigate|investigates|analy[sz]e|introduce"
     r"|introduces|present|presents|address|addresses|tackle|tackles)\b)+",
     re.IGNORECASE,
@@ -110,6 +119,38 @@ def list_subject(question: str) -> str:
         return question
     rest = _FRAME_VERBS.sub("", question[found.end() :]).strip()
     return rest or question
+
+
+# Words of a list question that ask for reading, not about a topic ("which papers should I
+# look at?"): what is left after the list's frame names no topic when it holds only these.
+_READING = frozenset(
+    "should shall must can could would i we me my read reading look looking check worth start "
+    "begin know see recommend recommended good best interesting relevant important key top "
+    "paper papers work works study studies out first".split()
+)
+
+
+# Words that point back at the preamble: then it holds the topic.
+_POINTS_BACK = frozenset("it its their them they this these those such".split())
+
+
+def list_sentence(question: str) -> str:
+    """A list question after a preamble, from its opener on ("I was at the poster session
+    and got lost... which papers are on web agents?" -> "which papers are on web agents?"),
+    when that part names a topic; else the whole question ("I work on protein design. Which
+    papers should I read?" is about protein design)."""
+    found = LIST_REQUEST.search(question)
+    if found is None or found.start() == 0 or question[found.start()].isalnum():
+        return question  # no preamble set off by a stop, a comma or a dash
+    rest = question[found.start() + 1 :].strip(" -\u2013\u2014")
+    if _POINTS_BACK & set(re.findall(r"[a-z]+", rest.lower())):
+        return question  # "I study ViTs - which papers improve their efficiency?"
+    topic = [
+        w
+        for w in re.findall(r"[a-z0-9][\w\-]*", list_subject(rest).lower())
+        if w not in STOPWORDS and w not in _READING
+    ]
+    return rest if topic else question
 
 
 def answer_mode(question: str) -> str:

@@ -11,25 +11,33 @@ records once per index generation and saved beside the BM25 index, like the meth
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from rag.common.lexical import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex
 from rag.index.bm25_cache import SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.english import english_words
+from rag.lang.intent import phrase_pattern, words
 from rag.retrieval.names import scored_first
 from rag.retrieval.spelling import TYPO_LETTERS, one_slip
 from rag.types import Paper
+from rag.venue import VENUE
 
 # Letters NFKD does not take apart.
 _PLAIN = str.maketrans({"ø": "o", "Ø": "o", "ß": "ss", "ł": "l", "Ł": "l", "đ": "d", "æ": "ae"})
 _GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "ae", "Ö": "oe", "Ü": "ue"})
 MIN_SURNAME = 4  # letters of a surname asked alone or after an initial ("Y. Bengio")
 MAX_NAME_WORDS = 5
+# A name no indexed text writes: a word of it is in at most this many chunks ("Hinton").
+RARE_CHUNKS = 2
+SIMILAR = 0.8  # difflib ratio of an author's name to a name no paper lists ("did you mean")
 
 
 def fold(text: str, german: bool = False) -> list[str]:
@@ -130,7 +138,109 @@ class AuthorIndex:
         return None
 
     def _alone(self, word: str, question: str) -> list[str] | None:
-        return self.keys.get(f"={word}")
+        """The author whose surname `word` is, unless the question writes another first name
+        before it ("Michael I. Jordan" is not Julian Jordan)."""
+        authors = self.keys.get(f"={word}")
+        if not authors:  # most words: the question is not read again
+            return None
+        run = next((r for r in written_names(question) if fold(r.words[-1]) == [word]), None)
+        return None if run is not None and len(run.words) > 1 else authors
+
+    def similar(self, name: str, n: int = 3) -> list[tuple[str, int]]:
+        """The authors whose names are spelled much like `name`, each with their papers."""
+        folded = {" ".join(fold(a)): a for a in self.papers}
+        close = difflib.get_close_matches(" ".join(fold(name)), folded, n=n, cutoff=SIMILAR)
+        return [(folded[c], len(self.papers[folded[c]])) for c in close]
+
+
+_TOKEN = re.compile(r"[^\W\d_][\w\-]*\.?|\S")
+
+
+@cache
+def _frame() -> frozenset[str]:
+    """The words of a question about someone's papers that are not the name: the question's
+    frame ("which", "papers", "did", "co-author", "this year"), a title, the venue."""
+    table = words()
+    phrases = [
+        *table["words"]["people"],
+        *table["words"]["list_openers"],
+        *table["words"]["name_frame"],
+        *table["words"]["count_frame"],
+        *table["venue"],
+        *VENUE.question_words,
+        *(w for tier in table["tiers"].values() for w in tier),
+        *table["words"]["person_frame"],
+    ]
+    return frozenset(w for p in phrases for w in fold(p)) | STOPWORDS
+
+
+@dataclass(frozen=True)
+class Written:
+    """A run of capitalised words a question writes, and where."""
+
+    words: tuple[str, ...]
+    start: int
+    end: int
+
+
+def written_names(question: str) -> list[Written]:
+    """The runs of capitalised words and initials a question writes that are not its frame
+    ("Which papers did Max Tegmark co-author?" -> Max Tegmark)."""
+    frame = _frame()
+    runs: list[Written] = []
+    run: list[re.Match[str]] = []
+    for m in [*_TOKEN.finditer(question), None]:
+        word = m.group().rstrip(".") if m else ""
+        named = (
+            word[:1].isupper()
+            and word.isascii()
+            and fold(word)
+            and (len(word) == 1 or " ".join(fold(word)) not in frame)
+        )
+        if named and m is not None:
+            run.append(m)
+        elif run:
+            words = tuple(r.group().rstrip(".") for r in run)
+            runs.append(Written(words, run[0].start(), run[-1].end()))
+            run = []
+    return runs
+
+
+# A name beside one of these words is the person asked about ("papers by X", "did X
+# publish", "X 的论文"): at most this many words between.
+NEAR = 2
+_PRONOUN = frozenset("he she his her they their".split())
+
+
+def absent_name(question: str, term_counts: dict[str, int]) -> str | None:
+    """The person a question about someone's papers names when no indexed author has that
+    name ("papers by Tri Dao", "Jason Wei 发表了哪些论文"): the one run of two to four
+    capitalised words it writes, first and last a whole word, beside the words that ask for
+    someone's papers, with a word no indexed text holds more than `RARE_CHUNKS` times (a
+    topic's words are: "Vision Transformer")."""
+    runs = [r for r in written_names(question) if 2 <= len(r.words) <= 4]
+    if len(runs) != 1 or min(len(runs[0].words[0]), len(runs[0].words[-1])) < 2:
+        return None
+    run = runs[0]
+    asks = phrase_pattern((*words()["words"]["people"], "by", "from"))
+    near = any(
+        _PRONOUN & set(fold(m.group()))  # "what has he got", "his papers": the one named
+        or _words_between(
+            question[run.end : m.start()] if m.start() >= run.end else question[m.end() : run.start]
+        )
+        <= NEAR
+        for m in asks.finditer(question)
+        if m.end() <= run.start or m.start() >= run.end
+    )
+    named = [w for w in run.words if len(w) > 1]
+    if not near or all(term_counts.get(t, 0) > RARE_CHUNKS for w in named for t in terms(w)):
+        return None
+    return " ".join(w if len(w) > 1 else f"{w}." for w in run.words)
+
+
+def _words_between(text: str) -> int:
+    """Words in `text`, a Chinese character counting as one."""
+    return len(re.findall(r"[\u4e00-\u9fff]|[^\s\u4e00-\u9fff]+", text))
 
 
 def _capitalised(word: str, question: str) -> bool:
@@ -185,6 +295,18 @@ class PaperPeople:
     ) -> Person | None:
         """The person `question` names, or None."""
         return self.current(keyword).match(question, asks_people)
+
+    def absent(self, question: str) -> str | None:
+        """The name of a person a question asks about whom no indexed paper lists as an
+        author ("papers by Tri Dao"), or None (see `absent_name`)."""
+        keyword = self.index.keyword_index()
+        if self.current(keyword).match(question, asks_people=True) is not None:
+            return None
+        return absent_name(question, keyword.term_counts)
+
+    def similar(self, name: str) -> list[tuple[str, int]]:
+        """The indexed authors spelled much like `name`, with their papers' number."""
+        return self.current().similar(name)
 
 
 def _saved_people(saved: Any) -> AuthorIndex | None:
