@@ -221,6 +221,23 @@ def test_a_name_many_papers_use_names_none_of_them() -> None:
     assert NameIndex.build(papers, {}).match("What is LLM?") is not None
 
 
+def test_an_abstract_defines_the_name_it_writes_twice_and_no_other_paper_writes() -> None:
+    score = paper(
+        "Training Language Models to Self-Correct via Reinforcement Learning",
+        "We develop an RL approach, SCoRe, that improves self-correction. To build SCoRe, we "
+        "first show that SFT is insufficient. We score answers with SFT baselines.",
+        "s",
+    )
+    other = paper("A study of SFT", "SFT alone, and SFT again, on a new score.", "o")
+    once = paper("A tool", "We compare against GRACE on tasks.", "g")
+    names = NameIndex.build([score, other, once], {})
+    match = names.match("Is SCoRe an oral?")
+    assert match is not None and match.paper_ids == ("s",)
+    assert names.match("how do we score answers?") is None  # an English word, as written only
+    assert names.match("What is SFT?") is None  # two papers write it: no one's name
+    assert names.match("What is GRACE?") is None  # written once: used, not defined
+
+
 # A small real index --------------------------------------------------------------------------
 
 
@@ -339,6 +356,19 @@ def test_flexprefill_and_cake_on_the_corpus(corpus: Assistant) -> None:
     unknown = answer("What is FooBarNet?", assistant=corpus)
     assert unknown.abstained
     assert unknown.answer.startswith("No paper in the index is called FooBarNet.")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "start"),
+    [("Is SCoRe an oral?", "Yes: its decision is Accept (Oral)."), ("What is SCoRe?", "Offline")],
+)
+def test_a_name_only_the_abstract_defines_names_its_paper(
+    corpus: Assistant, question: str, start: str
+) -> None:
+    result = answer(question, assistant=corpus)
+    assert result.answer.startswith(start), result.answer
+    assert cited_first(result).startswith("Training Language Models to Self-Correct")
 
 
 @pytest.mark.slow

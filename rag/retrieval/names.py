@@ -153,6 +153,32 @@ def title_names(title: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
+    """(paper id, name) for the names abstracts define and use: a name-shaped word of three
+    letters or more that an abstract writes twice or more and no other paper's title or
+    abstract writes ("we develop ... an RL approach, SCoRe, that ... To build SCoRe, ..."),
+    as written when it is also an English word ("SCoRe", not "score"), in any case otherwise."""
+    exact: Counter[str] = Counter()
+    folded: Counter[str] = Counter()
+    found: list[tuple[str, str]] = []
+    for paper in papers:
+        written = set(_WORD.findall(f"{paper.title} {paper.abstract}"))
+        exact.update(written)
+        folded.update({_fold(w) for w in written})
+        if paper.has_abstract:
+            uses = Counter(_WORD.findall(paper.abstract))
+            found += [(paper.id, w) for w, n in uses.items() if n >= 2 and _defined_name(w)]
+    return [
+        (pid, name)
+        for pid, name in found
+        if (exact[name] if ordinary(name) else folded[_fold(name)]) == 1
+    ]
+
+
+def _defined_name(word: str) -> bool:
+    return len(word) >= 3 and name_shaped(word) and not word[:1].isdigit()
+
+
 @dataclass(frozen=True)
 class NameMatch:
     name: str  # as the title writes it
@@ -180,6 +206,10 @@ class NameIndex:
                 if paper.id not in defined.setdefault(key, []):
                     defined[key].append(paper.id)
                 written.setdefault(key, name)
+        for pid, name in abstract_names(papers):
+            key = _fold(name)
+            if key not in defined:  # a title's name comes first
+                defined[key], written[key] = [pid], name
         counts = term_counts or {}
 
         def suspect(key: str) -> bool:
@@ -321,7 +351,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 5  # 5: a head of two or three capitalised words ("Block Diffusion")
+NAMES_VERSION = 6  # 6: the names abstracts define and use ("SCoRe")
 
 
 class PaperNames:
@@ -352,7 +382,8 @@ class PaperNames:
         """The paper(s) a question names ("What is FlexPrefill?"), or None.
 
         A name read from the saved index is checked against the store the first time it is
-        used: its papers' titles must define it. A rewritten cache is dropped and rebuilt.
+        used: its papers' titles must define it, or their abstracts write it twice. A
+        rewritten cache is dropped and rebuilt.
         """
         names = self.current(keyword)
         match = names.match(question)
@@ -392,7 +423,10 @@ class PaperNames:
         papers = self.index.get_papers(list(match.paper_ids))
         return all(
             pid in papers
-            and _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
+            and (
+                _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
+                or _WORD.findall(papers[pid].abstract).count(match.name) >= 2  # abstract_names
+            )
             for pid in match.paper_ids
         )
 
