@@ -225,17 +225,19 @@ def test_an_abstract_defines_the_name_it_writes_twice_and_no_other_paper_writes(
     score = paper(
         "Training Language Models to Self-Correct via Reinforcement Learning",
         "We develop an RL approach, SCoRe, that improves self-correction. To build SCoRe, we "
-        "first show that SFT is insufficient. We score answers with SFT baselines.",
+        "first show that FlashSFT is insufficient. We score answers with FlashSFT baselines.",
         "s",
     )
-    other = paper("A study of SFT", "SFT alone, and SFT again, on a new score.", "o")
-    once = paper("A tool", "We compare against GRACE on tasks.", "g")
-    names = NameIndex.build([score, other, once], {})
+    other = paper("A study of SFT", "FlashSFT alone, on a new score.", "o")
+    once = paper("A tool", "We compare against GraCE on tasks.", "g")
+    caps = paper("Low bits", "We quantize to INT4. INT4 kernels are fast.", "i")
+    names = NameIndex.build([score, other, once, caps], {})
     match = names.match("Is SCoRe an oral?")
     assert match is not None and match.paper_ids == ("s",)
     assert names.match("how do we score answers?") is None  # an English word, as written only
-    assert names.match("What is SFT?") is None  # two papers write it: no one's name
-    assert names.match("What is GRACE?") is None  # written once: used, not defined
+    assert names.match("What is FlashSFT?") is None  # two papers write it: no one's name
+    assert names.match("What is GraCE?") is None  # written once: used, not defined
+    assert names.match("How is INT4 quantization done?") is None  # capitals: maybe a term
 
 
 # A small real index --------------------------------------------------------------------------

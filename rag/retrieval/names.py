@@ -153,8 +153,11 @@ def title_names(title: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
 def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
-    """(paper id, name) for the names abstracts define and use: a name-shaped word of three
+    """(paper id, name) for the names abstracts define and use: a CamelCase word of three
     letters or more that an abstract writes twice or more and no other paper's title or
     abstract writes ("we develop ... an RL approach, SCoRe, that ... To build SCoRe, ..."),
     as written when it is also an English word ("SCoRe", not "score"), in any case otherwise."""
@@ -176,7 +179,9 @@ def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
 
 
 def _defined_name(word: str) -> bool:
-    return len(word) >= 3 and name_shaped(word) and not word[:1].isdigit()
+    """CamelCase ("SCoRe", "BlendRL"): a coined name. Capitals alone may be a common term's
+    abbreviation that one abstract happens to use ("INT4", "LSH")."""
+    return len(word) >= 3 and _CAMEL.search(word) is not None and not word[:1].isdigit()
 
 
 @dataclass(frozen=True)
@@ -351,7 +356,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 6  # 6: the names abstracts define and use ("SCoRe")
+NAMES_VERSION = 7  # 7: the CamelCase names abstracts define and use ("SCoRe")
 
 
 class PaperNames:
