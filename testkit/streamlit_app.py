@@ -228,7 +228,14 @@ def tap_until_open(
 def cited_point(page: Any, k: int = 0) -> tuple[float, float]:
     """The middle of the k-th cited marker of the map as drawn now (its SVG element, not the axes'
     arithmetic: a redraw or a scroll between reading the axes and tapping moved the tap off
-    the point under load in CI)."""
+    the point under load in CI). A rerun replaces the chart: wait until one is drawn."""
+    page.wait_for_function(
+        """() => {
+            const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
+            return !!(gd && gd.data && gd.data.some(t => t.name === 'cited'));
+        }""",
+        timeout=120_000,
+    )
     return tuple(
         page.evaluate(
             """(k) => {

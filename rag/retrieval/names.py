@@ -53,6 +53,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
 # Venues: in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...".
 VENUES = frozenset({VENUE.name.lower(), *"neurips icml cvpr iccv eccv acl emnlp aaai".split()})
+_CAMEL = re.compile(r"[a-z][A-Z]")
 _PARENS = re.compile(r"\(([A-Za-z][A-Za-z0-9+\-]{1,30})\)")
 _SHAPED = re.compile(
     r"^(?=.*[A-Za-z])(?:[A-Za-z0-9+\-]*[a-z][A-Z][A-Za-z0-9+\-]*"  # CamelCase: FlexPrefill
@@ -153,14 +154,9 @@ def title_names(title: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-_CAMEL = re.compile(r"[a-z][A-Z]")
-
-
 def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
-    """(paper id, name) for the names abstracts define and use: a CamelCase word of three
-    letters or more that an abstract writes twice or more and no other paper's title or
-    abstract writes ("we develop ... an RL approach, SCoRe, that ... To build SCoRe, ..."),
-    as written when it is also an English word ("SCoRe", not "score"), in any case otherwise."""
+    """(paper id, name): a CamelCase word an abstract writes twice or more and no other paper
+    writes ("an RL approach, SCoRe, that ... To build SCoRe"), as written if an English word."""
     exact: Counter[str] = Counter()
     folded: Counter[str] = Counter()
     found: list[tuple[str, str]] = []
@@ -178,9 +174,7 @@ def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
     ]
 
 
-def _defined_name(word: str) -> bool:
-    """CamelCase ("SCoRe", "BlendRL"): a coined name. Capitals alone may be a common term's
-    abbreviation that one abstract happens to use ("INT4", "LSH")."""
+def _defined_name(word: str) -> bool:  # capitals alone may be a term's abbreviation: INT4
     return len(word) >= 3 and _CAMEL.search(word) is not None and not word[:1].isdigit()
 
 
