@@ -54,6 +54,7 @@ _VERSION = re.compile(r"\d+(?:\.\d+)*")
 # Venues: in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...".
 VENUES = frozenset({VENUE.name.lower(), *"neurips icml cvpr iccv eccv acl emnlp aaai".split()})
 _CAMEL = re.compile(r"[a-z][A-Z]")
+ABSTRACT_USES = 2  # an abstract defines a name it writes this often (`abstract_names`)
 _PARENS = re.compile(r"\(([A-Za-z][A-Za-z0-9+\-]{1,30})\)")
 _SHAPED = re.compile(
     r"^(?=.*[A-Za-z])(?:[A-Za-z0-9+\-]*[a-z][A-Z][A-Za-z0-9+\-]*"  # CamelCase: FlexPrefill
@@ -164,9 +165,8 @@ def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
         written = set(_WORD.findall(f"{paper.title} {paper.abstract}"))
         exact.update(written)
         folded.update({_fold(w) for w in written})
-        if paper.has_abstract:
-            uses = Counter(_WORD.findall(paper.abstract))
-            found += [(paper.id, w) for w, n in uses.items() if n >= 2 and _defined_name(w)]
+        uses = Counter(_WORD.findall(paper.abstract))  # none in a title record's
+        found += [(paper.id, w) for w, n in uses.items() if n >= ABSTRACT_USES and _defined_name(w)]
     return [
         (pid, name)
         for pid, name in found
@@ -424,7 +424,7 @@ class PaperNames:
             pid in papers
             and (
                 _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
-                or _WORD.findall(papers[pid].abstract).count(match.name) >= 2  # abstract_names
+                or _WORD.findall(papers[pid].abstract).count(match.name) >= ABSTRACT_USES
             )
             for pid in match.paper_ids
         )

@@ -298,11 +298,9 @@ class PaperPeople:
 
     def absent(self, question: str) -> str | None:
         """The name of a person a question asks about whom no indexed paper lists as an
-        author ("papers by Tri Dao"), or None (see `absent_name`)."""
-        keyword = self.index.keyword_index()
-        if self.current(keyword).match(question, asks_people=True) is not None:
-            return None
-        return absent_name(question, keyword.term_counts)
+        author ("papers by Tri Dao"), or None (see `absent_name`); asked once `named` found
+        no one."""
+        return absent_name(question, self.index.keyword_index().term_counts)
 
     def similar(self, name: str) -> list[tuple[str, int]]:
         """The indexed authors spelled much like `name`, with their papers' number."""
