@@ -212,39 +212,83 @@ def tap_until_open(
     raises AssertionError otherwise, as Playwright's `expect` does), at most `tries` times.
     Each tap waits for the page to be idle and finds the marker where it is drawn then; a tap
     Plotly loses while a rerun redraws the chart (seen under load) is tapped again, as a
-    person would. The last try waits longest and its failure is the test's."""
+    person would, and a map that is no longer shown is brought back with the Map button. The
+    last try waits longest and its failure is the test's, with what the page showed."""
     for attempt in range(1, tries + 1):
         wait_idle(page, settle_ms=500)
-        x, y = cited_point(page, k)
+        last = attempt == tries
+        try:
+            x, y = cited_point(page, k, timeout_ms=120_000 if last else 30_000)
+        except AssertionError as gone:
+            if last:
+                raise
+            print(f"tap {attempt}: {gone}; back to the Map view")
+            page.locator('button[kind^="segmented_control"]', has_text="Map").click()
+            continue
+        # Plotly's click selects the point its last hover found, and a hover is computed at
+        # most every 50 ms: a click at once after a move (or a tap while the mouse rests on
+        # another point) selected the point under the old mouse position. A person's pointer
+        # rests on the point before the click; a phone has no pointer, so it leaves the chart.
+        page.mouse.move(*((0, 0) if tap else (x, y)))
+        page.wait_for_timeout(300)
         (tap or page.mouse.click)(x, y)
         try:
-            opened(30_000 if attempt < tries else 120_000)
+            opened(120_000 if last else 30_000)
             return
-        except AssertionError:
-            if attempt == tries:
-                raise
+        except AssertionError as missed:
+            if last:
+                raise AssertionError(f"{missed}\nthe page: {map_state(page)}") from missed
 
 
-def cited_point(page: Any, k: int = 0) -> tuple[float, float]:
+# What the map part of the page shows: the active view, each chart's traces and size, any
+# exception Streamlit drew. Read when a tap went wrong, to say why.
+MAP_STATE = """() => ({
+    views: Array.from(document.querySelectorAll('button[kind^="segmented_control"]'))
+        .map(b => b.getAttribute('kind').endsWith('Active') ? `[${b.innerText.trim()}]`
+                                                            : b.innerText.trim()),
+    charts: Array.from(document.querySelectorAll('.st-key-map-box .js-plotly-plot')).map(gd => {
+        const r = gd.getBoundingClientRect();
+        return {traces: (gd.data || []).map(t => t.name), box: [r.x, r.y, r.width, r.height]};
+    }),
+    errors: Array.from(document.querySelectorAll('[data-testid="stException"]'))
+        .map(e => e.innerText.slice(0, 300)),
+    scroll: window.scrollY,
+})"""
+
+
+def map_state(page: Any) -> Any:
+    try:
+        return page.evaluate(MAP_STATE)
+    except Exception as failed:  # the page itself is gone
+        return repr(failed)
+
+
+def cited_point(page: Any, k: int = 0, timeout_ms: int = 120_000) -> tuple[float, float]:
     """The middle of the k-th cited marker of the map as drawn now (its SVG element, not the axes'
     arithmetic: a redraw or a scroll between reading the axes and tapping moved the tap off
-    the point under load in CI). A rerun replaces the chart: wait until one is drawn."""
-    page.wait_for_function(
-        """() => {
-            const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
-            return !!(gd && gd.data && gd.data.some(t => t.name === 'cited'));
-        }""",
-        timeout=120_000,
-    )
-    return tuple(
-        page.evaluate(
+    the point under load in CI). A rerun replaces the chart, and for a moment the old and the
+    new one can both be in the page: the point is read from the last chart drawn with it.
+    AssertionError, saying what the page shows, when no such chart comes."""
+    try:
+        point = page.wait_for_function(
             """(k) => {
-                const gd = document.querySelector('.st-key-map-box .js-plotly-plot');
-                const i = gd.data.findIndex(t => t.name === 'cited');
-                const trace = gd.querySelectorAll('.scatterlayer .trace')[i];
-                const r = trace.querySelectorAll('.point')[k].getBoundingClientRect();
-                return [r.left + r.width / 2, r.top + r.height / 2];
+                const charts = document.querySelectorAll('.st-key-map-box .js-plotly-plot');
+                for (const gd of Array.from(charts).reverse()) {
+                    const i = (gd.data || []).findIndex(t => t.name === 'cited');
+                    const trace = i < 0 ? null : gd.querySelectorAll('.scatterlayer .trace')[i];
+                    const dot = trace ? trace.querySelectorAll('.point')[k] : null;
+                    const r = dot ? dot.getBoundingClientRect() : null;
+                    if (r && r.width > 0) return [r.left + r.width / 2, r.top + r.height / 2];
+                }
+                return null;
             }""",
-            k,
-        )
-    )
+            arg=k,
+            timeout=timeout_ms,
+        ).json_value()
+    except Exception as late:  # Playwright's TimeoutError
+        if "Timeout" not in type(late).__name__:
+            raise
+        raise AssertionError(
+            f"no map with cited marker {k} after {timeout_ms} ms: {map_state(page)}"
+        ) from late
+    return float(point[0]), float(point[1])
