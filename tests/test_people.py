@@ -84,6 +84,35 @@ def test_a_person_no_paper_lists_is_told_apart_from_a_topic(question: str, name:
     assert absent_name(question, CHUNKS) == name
 
 
+# First names of the indexed authors (AuthorIndex.first_names): "ray" and "long" are some.
+FIRST_NAMES = frozenset({"andrej", "tri", "ray", "long", "max", "grace"})
+
+
+@pytest.mark.parametrize(
+    ("question", "asks_people", "name"),
+    [
+        ("andrej karpathy papers", False, "Andrej Karpathy"),  # just before "papers"
+        ("Andrej Karpathy papers", False, "Andrej Karpathy"),
+        ("show me papers by tri dao", True, "Tri Dao"),
+        ("ray tracing papers", False, None),  # an English word: a topic
+        ("papers on long context", False, None),
+        ("grace hopper scheduling papers", False, None),  # no name just before "papers"
+        ("What can we learn from Gaussian Splatting Lite?", False, None),  # no people asked
+    ],
+)
+def test_a_name_in_lower_case_or_just_before_papers_is_read_as_a_person(
+    question: str, asks_people: bool, name: str | None
+) -> None:
+    assert read_question(question).people is asks_people
+    assert absent_name(question, CHUNKS, FIRST_NAMES, asks_people) == name
+
+
+def test_the_first_names_are_the_indexed_authors_first_words() -> None:
+    names = AuthorIndex.build(PAPERS).first_names
+    assert {"max", "ziming", "jorg", "florian", "yoshua"} <= names
+    assert not {n for n in names if len(n) == 1}  # "m tegmark" writes an initial, no name
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -244,6 +273,7 @@ def test_a_persons_papers_under_a_tier_none_has_are_said_to_be_none(corpus: Any)
         ("papers by Tri Dao", "No paper in the index lists Tri Dao among its authors"),
         ("Fei-Fei Li 的论文有哪些？", "索引中没有任何论文的作者列表包含 Fei-Fei Li"),
         ("which orals did Oriol Vinyals co-author", "No paper in the index lists Oriol Vinyals"),
+        ("andrej karpathy papers", "No paper in the index lists Andrej Karpathy among"),
     ],
 )
 def test_a_person_no_paper_lists_is_said_to_have_none_and_no_topic_is_answered(

@@ -65,11 +65,11 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
         if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
             return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
     elif (
-        asked.people
-        and not (sources and sources[0].asked_by in ("name", "title"))  # "who wrote X?"
-        and (absent := retriever.people.absent(turn.standalone)) is not None
+        not (sources and sources[0].asked_by in ("name", "title"))  # "who wrote X?"
+        and (absent := retriever.people.absent(turn.standalone, asked.people)) is not None
     ):
-        # "papers by Tri Dao": no paper lists them; their name's words are no topic.
+        # "papers by Tri Dao", "andrej karpathy papers": no paper lists them; their name's
+        # words are no topic.
         return person_refusal(question, turn.standalone, absent, assistant, turn.scope_note)
     if not sources:
         return None

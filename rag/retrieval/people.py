@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from rag.common.lexical import STOPWORDS, terms
@@ -83,6 +83,11 @@ class AuthorIndex:
         # The title records (no abstract in the corpus): id -> title. Retrieval finds them by
         # name, title and author only (rag.retrieval.retriever).
         self.titles = titles or {}
+
+    @cached_property
+    def first_names(self) -> frozenset[str]:
+        """The first names of the indexed authors, folded ("max", "yoshua")."""
+        return frozenset(key.split()[0] for key in self.keys if " " in key and key[1] != " ")
 
     @classmethod
     def build(cls, papers: Iterable[Paper]) -> AuthorIndex:
@@ -212,30 +217,64 @@ NEAR = 2
 _PRONOUN = frozenset("he she his her they their".split())
 
 
-def absent_name(question: str, term_counts: dict[str, int]) -> str | None:
+def absent_name(
+    question: str,
+    term_counts: dict[str, int],
+    first_names: frozenset[str] = frozenset(),
+    asks_people: bool = True,
+) -> str | None:
     """The person a question about someone's papers names when no indexed author has that
     name ("papers by Tri Dao", "Jason Wei 发表了哪些论文"): the one run of two to four
     capitalised words it writes, first and last a whole word, beside the words that ask for
-    someone's papers, with a word no indexed text holds more than `RARE_CHUNKS` times (a
-    topic's words are: "Vision Transformer")."""
+    someone's papers (or just before "papers"), with a word no indexed text holds more than
+    `RARE_CHUNKS` times (a topic's words are: "Vision Transformer"). A name in lower case is
+    read only as a first name some indexed author has and a surname that is no English word
+    ("andrej karpathy papers"; not "ray tracing papers"). Unless the question `asks_people`,
+    only a name just before "papers" is read."""
     runs = [r for r in written_names(question) if 2 <= len(r.words) <= 4]
+    if not runs:
+        runs = _lower_case_names(question, first_names)
     if len(runs) != 1 or min(len(runs[0].words[0]), len(runs[0].words[-1])) < 2:
         return None
     run = runs[0]
     asks = phrase_pattern((*words()["words"]["people"], "by", "from"))
-    near = any(
-        _PRONOUN & set(fold(m.group()))  # "what has he got", "his papers": the one named
-        or _words_between(
-            question[run.end : m.start()] if m.start() >= run.end else question[m.end() : run.start]
+    near = (
+        asks_people
+        and any(
+            _PRONOUN & set(fold(m.group()))  # "what has he got", "his papers": the one named
+            or _words_between(
+                question[run.end : m.start()]
+                if m.start() >= run.end
+                else question[m.end() : run.start]
+            )
+            <= NEAR
+            for m in asks.finditer(question)
+            if m.end() <= run.start or m.start() >= run.end
         )
-        <= NEAR
-        for m in asks.finditer(question)
-        if m.end() <= run.start or m.start() >= run.end
     )
+    near = near or fold(question[run.end :])[:1] in (["papers"], ["publications"])
     named = [w for w in run.words if len(w) > 1]
     if not near or all(term_counts.get(t, 0) > RARE_CHUNKS for w in named for t in terms(w)):
         return None
     return " ".join(w if len(w) > 1 else f"{w}." for w in run.words)
+
+
+def _lower_case_names(question: str, first_names: frozenset[str]) -> list[Written]:
+    """The pairs of lower-case words that read as a name: an indexed author's first name,
+    then a word that is neither English nor the question's frame, written as a name is."""
+    ordinary, frame = english_words(), _frame()
+    tokens = [m for m in _TOKEN.finditer(question) if m.group().isalpha()]
+    return [
+        Written((a.group().title(), b.group().title()), a.start(), b.end())
+        for a, b in zip(tokens, tokens[1:], strict=False)
+        if a.group().islower()
+        and b.group().islower()
+        and question[a.end() : b.start()] == " "
+        and a.group() in first_names
+        and len(b.group()) >= 3
+        and b.group() not in ordinary
+        and b.group() not in frame
+    ]
 
 
 def _words_between(text: str) -> int:
@@ -296,11 +335,12 @@ class PaperPeople:
         """The person `question` names, or None."""
         return self.current(keyword).match(question, asks_people)
 
-    def absent(self, question: str) -> str | None:
+    def absent(self, question: str, asks_people: bool = True) -> str | None:
         """The name of a person a question asks about whom no indexed paper lists as an
         author ("papers by Tri Dao"), or None (see `absent_name`); asked once `named` found
         no one."""
-        return absent_name(question, self.index.keyword_index().term_counts)
+        counts = self.index.keyword_index().term_counts
+        return absent_name(question, counts, self.current().first_names, asks_people)
 
     def similar(self, name: str) -> list[tuple[str, int]]:
         """The indexed authors spelled much like `name`, with their papers' number."""
