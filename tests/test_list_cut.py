@@ -43,6 +43,29 @@ def test_the_list_subject_is_what_follows_the_frame(question: str, subject: str)
 
 
 @pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("I need papers on model compression, can you list some?", "model compression"),
+        ("papers on music generation, please", "music generation"),
+        # a clause that names a topic stays
+        ("Which papers study sycophancy, i.e. models agreeing with the user?",
+         "sycophancy, i.e. models agreeing with the user?"),
+    ],
+)  # fmt: skip
+def test_the_list_subject_ends_before_the_words_that_only_ask(question: str, subject: str) -> None:
+    assert list_subject(question) == subject
+
+
+@pytest.mark.slow
+def test_a_list_inside_a_longer_sentence_is_answered_on_its_subject(corpus: Assistant) -> None:
+    question = "my boss asked me to find papers on model compression, can you list some?"
+    result = answer(question, assistant=corpus)
+    assert not result.abstained and result.citations, result.answer
+    abstracts = {s.paper.id: s.paper.abstract.lower() for s in result.sources}
+    assert all("compress" in abstracts[c.paper_id] for c in result.citations)
+
+
+@pytest.mark.parametrize(
     ("question", "is_list"),
     [
         ("哪些论文压缩或量化KV缓存？", True),

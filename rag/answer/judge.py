@@ -140,7 +140,13 @@ class OfflineJudge:
             Judged(s.paper.id, bool(f), float(score), reason)
             for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
         )
-        answers = by_name or self.retriever.is_relevant(judged_on, sources)
+        # A list asks for papers about its subject: the words around it ("my boss asked me to
+        # find papers on model compression, can you list some?") may dilute the question.
+        answers = (
+            by_name
+            or self.retriever.is_relevant(judged_on, sources)
+            or (intent.listing and self.retriever.is_relevant(intent.subject, sources))
+        )
         return Verdict(judged, answers=answers, by="offline", named=named)
 
 

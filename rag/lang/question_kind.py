@@ -117,8 +117,28 @@ def list_subject(question: str) -> str:
     found = LIST_REQUEST.search(question)
     if found is None:
         return question
-    rest = _FRAME_VERBS.sub("", question[found.end() :]).strip()
+    rest = _without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
     return rest or question
+
+
+def _without_asking(subject: str) -> str:
+    """`subject` without the clauses after it that only ask ("model compression, can you list
+    some?" -> "model compression")."""
+    clauses = re.split(r"(?<=[,.;!?])\s+", subject)
+    if len(clauses) < 2 or _topic_words(clauses[-1]):
+        return subject
+    while len(clauses) > 1 and not _topic_words(clauses[-1]):
+        clauses.pop()
+    return " ".join(clauses).rstrip(",.;!? ")
+
+
+def _topic_words(text: str) -> list[str]:
+    """The words of `text` that may name a topic (not a stopword, nor asking to read)."""
+    return [
+        w
+        for w in re.findall(r"[a-z0-9][\w\-]*", text.lower())
+        if w not in STOPWORDS and w not in _READING
+    ]
 
 
 # Words of a list question that ask for reading, not about a topic ("which papers should I
@@ -126,7 +146,8 @@ def list_subject(question: str) -> str:
 _READING = frozenset(
     "should shall must can could would i we me my read reading look looking check worth start "
     "begin know see recommend recommended good best interesting relevant important key top "
-    "paper papers work works study studies out first".split()
+    "paper papers work works study studies out first list show give tell name find suggest "
+    "some few any please thanks you".split()
 )
 
 
@@ -145,12 +166,7 @@ def list_sentence(question: str) -> str:
     rest = question[found.start() + 1 :].strip(" -\u2013\u2014")
     if _POINTS_BACK & set(re.findall(r"[a-z]+", rest.lower())):
         return question  # "I study ViTs - which papers improve their efficiency?"
-    topic = [
-        w
-        for w in re.findall(r"[a-z0-9][\w\-]*", list_subject(rest).lower())
-        if w not in STOPWORDS and w not in _READING
-    ]
-    return rest if topic else question
+    return rest if _topic_words(list_subject(rest)) else question
 
 
 def answer_mode(question: str) -> str:
