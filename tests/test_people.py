@@ -8,6 +8,7 @@ authors, "Is X an oral?" its decision, and a tier word filters like the sidebar.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -358,3 +359,31 @@ def test_a_name_a_title_record_also_defines_leads_to_the_paper_with_an_abstract(
     it, with an abstract, comes first (bench.named_eval, name-063)."""
     found = corpus.retriever.search("How does VLAS work?")
     assert found[0].paper.id == "K4FAFNRpko" and found[0].paper.title.startswith("VLAS:")
+
+
+@pytest.mark.slow
+def test_the_page_says_no_paper_lists_the_person_and_shows_no_source(
+    corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """In the page (Streamlit's AppTest on the bundled index): the refusal is said as text, no
+    source card and no [n] is drawn, and the page keeps the chat going."""
+    from streamlit.testing.v1 import AppTest
+
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(corpus_settings.store.index_dir))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+    at = AppTest.from_file(app, default_timeout=180).run()
+    at.chat_input[0].set_value("andrej karpathy papers").run()
+    assert not at.exception, at.exception
+    reply = at.chat_message[1]
+    shown = " ".join(m.value for m in reply.markdown)
+    assert "No paper in the index lists Andrej Karpathy among its authors" in shown, shown
+    assert not reply.subheader and "[1]" not in shown
+    assert at.session_state["turns"][0].answer.abstained
+    at.chat_input[0].set_value("papers by Max Tegmark").run()
+    theirs = " ".join(m.value for m in at.chat_message[3].markdown)
+    assert "Papers with Max Tegmark among their authors in the index (3)" in theirs, theirs
+    assert len(at.chat_message[3].subheader) == 3  # their three cards
