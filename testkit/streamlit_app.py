@@ -269,6 +269,8 @@ def cited_point(page: Any, k: int = 0, timeout_ms: int = 120_000) -> tuple[float
     the point under load in CI). A rerun replaces the chart, and for a moment the old and the
     new one can both be in the page: the point is read from the last chart drawn with it.
     AssertionError, saying what the page shows, when no such chart comes."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     try:
         point = page.wait_for_function(
             """(k) => {
@@ -285,9 +287,7 @@ def cited_point(page: Any, k: int = 0, timeout_ms: int = 120_000) -> tuple[float
             arg=k,
             timeout=timeout_ms,
         ).json_value()
-    except Exception as late:  # Playwright's TimeoutError
-        if "Timeout" not in type(late).__name__:
-            raise
+    except PlaywrightTimeout as late:
         raise AssertionError(
             f"no map with cited marker {k} after {timeout_ms} ms: {map_state(page)}"
         ) from late

@@ -145,7 +145,11 @@ class OfflineJudge:
         answers = (
             by_name
             or self.retriever.is_relevant(judged_on, sources)
-            or (intent.listing and self.retriever.is_relevant(intent.subject, sources))
+            or (
+                intent.listing
+                and intent.subject != judged_on  # the same text was just judged
+                and self.retriever.is_relevant(intent.subject, sources)
+            )
         )
         return Verdict(judged, answers=answers, by="offline", named=named)
 

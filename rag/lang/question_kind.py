@@ -125,11 +125,10 @@ def _without_asking(subject: str) -> str:
     """`subject` without the clauses after it that only ask ("model compression, can you list
     some?" -> "model compression")."""
     clauses = re.split(r"(?<=[,.;!?])\s+", subject)
-    if len(clauses) < 2 or _topic_words(clauses[-1]):
-        return subject
-    while len(clauses) > 1 and not _topic_words(clauses[-1]):
-        clauses.pop()
-    return " ".join(clauses).rstrip(",.;!? ")
+    kept = len(clauses)
+    while kept > 1 and not _topic_words(clauses[kept - 1]):
+        kept -= 1
+    return subject if kept == len(clauses) else " ".join(clauses[:kept]).rstrip(",.;!? ")
 
 
 def _topic_words(text: str) -> list[str]:

@@ -238,21 +238,24 @@ def absent_name(
         return None
     run = runs[0]
     asks = phrase_pattern((*words()["words"]["people"], "by", "from"))
+    before_papers = fold(question[run.end :])[:1] in (["papers"], ["publications"])
     near = (
-        asks_people
-        and any(
-            _PRONOUN & set(fold(m.group()))  # "what has he got", "his papers": the one named
-            or _words_between(
-                question[run.end : m.start()]
-                if m.start() >= run.end
-                else question[m.end() : run.start]
+        before_papers
+        or (
+            asks_people
+            and any(
+                _PRONOUN & set(fold(m.group()))  # "what has he got", "his papers": the one named
+                or _words_between(
+                    question[run.end : m.start()]
+                    if m.start() >= run.end
+                    else question[m.end() : run.start]
+                )
+                <= NEAR
+                for m in asks.finditer(question)
+                if m.end() <= run.start or m.start() >= run.end
             )
-            <= NEAR
-            for m in asks.finditer(question)
-            if m.end() <= run.start or m.start() >= run.end
         )
     )
-    near = near or fold(question[run.end :])[:1] in (["papers"], ["publications"])
     named = [w for w in run.words if len(w) > 1]
     if not near or all(term_counts.get(t, 0) > RARE_CHUNKS for w in named for t in terms(w)):
         return None
@@ -339,8 +342,9 @@ class PaperPeople:
         """The name of a person a question asks about whom no indexed paper lists as an
         author ("papers by Tri Dao"), or None (see `absent_name`); asked once `named` found
         no one."""
-        counts = self.index.keyword_index().term_counts
-        return absent_name(question, counts, self.current().first_names, asks_people)
+        keyword = self.index.keyword_index()  # one read of the index's generation, not two
+        first_names = self.current(keyword).first_names
+        return absent_name(question, keyword.term_counts, first_names, asks_people)
 
     def similar(self, name: str) -> list[tuple[str, int]]:
         """The indexed authors spelled much like `name`, with their papers' number."""
