@@ -3,7 +3,8 @@ says so, or says the abstract reports none, never a background sentence."""
 
 from __future__ import annotations
 
-from rag.answer.aspects import asked_aspect, aspect_answer
+from rag.answer.aspects import ASPECTS, aspect_answer
+from rag.lang.question_kind import wants
 from rag.types import Paper, RetrievedPaper
 
 FLEX = Paper(
@@ -27,9 +28,8 @@ def one(paper: Paper) -> RetrievedPaper:
 
 
 def test_how_fast_quotes_the_speed_figure() -> None:
-    aspect = asked_aspect("and how fast is it?")
-    assert aspect is not None and aspect.name == "speed"
-    text, quotes = aspect_answer(aspect, one(FLEX))
+    assert wants("and how fast is it?").aspect == "speed"
+    text, quotes = aspect_answer(ASPECTS["speed"], one(FLEX))
     assert [q.quote for q in quotes] == [
         "Experiments show speedups of up to 3.5x over dense attention with no loss in accuracy."
     ]
@@ -37,8 +37,8 @@ def test_how_fast_quotes_the_speed_figure() -> None:
 
 
 def test_no_speed_figure_is_said_plainly_in_either_language() -> None:
-    aspect = asked_aspect("它有多快？")
-    assert aspect is not None
+    assert wants("它有多快？").aspect == "speed"
+    aspect = ASPECTS["speed"]
     text, quotes = aspect_answer(aspect, one(NO_FIGURE), "zh")
     assert "摘要没有给出速度数据。" in text
     assert (
@@ -49,5 +49,5 @@ def test_no_speed_figure_is_said_plainly_in_either_language() -> None:
 
 
 def test_other_questions_ask_no_aspect() -> None:
-    assert asked_aspect("summarize the second one") is None
-    assert asked_aspect("how is it evaluated?") is not None
+    assert wants("summarize the second one").aspect == ""
+    assert wants("how is it evaluated?").aspect == "evaluation"

@@ -18,50 +18,29 @@ from rag.types import RetrievedPaper
 
 @dataclass(frozen=True)
 class Aspect:
-    name: str
-    asked: re.Pattern[str]  # the question asks for it
     reported: re.Pattern[str]  # a sentence reports it
-    none_en: str
-    none_zh: str
+    none: str  # the message (rag.lang.messages) that says no sentence does
 
 
-ASPECTS = (
-    Aspect(
-        "speed",
-        re.compile(
-            r"\bhow\s+(?:fast|quick(?:ly)?|slow)\b|\b(?:speed|speed-?ups?|latency|throughput"
-            r"|faster|runtime|wall-?clock)\b|多快|速度|加速|延迟|吞吐",
-            re.I,
-        ),
+# Which aspect a question asks (`Wants.aspect`) is read in rag.lang.question_kind.
+ASPECTS = {
+    "speed": Aspect(
         re.compile(
             r"\d+(?:\.\d+)?\s*(?:x|×)(?![a-z])|\bspeed-?ups?\b|\bfaster\b|\blatency\b"
             r"|\bthroughput\b|\b(?:ms|milliseconds?|seconds?|hours?)\b|\baccelerat\w*",
             re.I,
         ),
-        "The abstract reports no speed figure.",
-        "摘要没有给出速度数据。",
+        "no_speed",
     ),
-    Aspect(
-        "evaluation",
-        re.compile(
-            r"\bhow\s+(?:is|was|are|were)\s+(?:it|they|this|that|the\s+\w+)\s+(?:evaluated|tested"
-            r"|measured|benchmarked)\b|\bwhat\s+(?:benchmarks?|datasets?)\b|\bevaluat\w*\s+on\b"
-            r"|如何评估|怎么评估|评测|基准",
-            re.I,
-        ),
+    "evaluation": Aspect(
         re.compile(
             r"\b(?:benchmarks?|datasets?|evaluat\w*|experiments?|tested|resolve\s+rate|accuracy"
             r"|outperform\w*|state-of-the-art)\b|\d+(?:\.\d+)?\s*%",
             re.I,
         ),
-        "The abstract names no benchmark or evaluation.",
-        "摘要没有提到评测基准或实验。",
+        "no_evaluation",
     ),
-)
-
-
-def asked_aspect(question: str) -> Aspect | None:
-    return next((a for a in ASPECTS if a.asked.search(question)), None)
+}
 
 
 def aspect_answer(
@@ -73,7 +52,7 @@ def aspect_answer(
     paper = source.paper
     texts = sentences(paper.abstract) or [paper.abstract]
     found = [t for t in texts if aspect.reported.search(t)]
-    found.sort(key=lambda t: -len(re.findall(r"\d", t)))  # figures first; stable otherwise
+    found.sort(key=lambda t: -sum(c.isdecimal() for c in t))  # figures first; stable otherwise
     chosen = sorted(found[:2], key=texts.index)
     title = inert_markers(" ".join(paper.shown_title.split()))
     lines = [MESSAGES[lang]["heading"], "", f"**{title}** [1]"]
@@ -81,6 +60,5 @@ def aspect_answer(
         lines += [f"- {inert_markers(t)} [1]" for t in chosen]
         return "\n".join(lines), [Quote(1, paper.id, chosen[0], 1.0)]
     contribution = contribution_sentence(paper.abstract)
-    none = aspect.none_zh if lang == "zh" else aspect.none_en
-    lines += [f"- {none}", f"- {inert_markers(contribution)} [1]"]
+    lines += [f"- {MESSAGES[lang][aspect.none]}", f"- {inert_markers(contribution)} [1]"]
     return "\n".join(lines), [Quote(1, paper.id, contribution, 1.0)]

@@ -26,6 +26,7 @@ from rag.models.factory import (
     model_error_message,
 )
 from rag.retrieval.retriever import Retriever, open_retriever
+from rag.settings import MAX_K
 from rag.types import OFFLINE_MODEL
 
 if TYPE_CHECKING:
@@ -90,6 +91,11 @@ class Assistant:
         answer, its stream and retries; a reply is read up to the bytes llm.max_tokens sets."""
         llm = self.settings.llm
         return Budget(llm.timeout, llm.max_retries, max_tokens=llm.max_tokens)
+
+    def wanted(self, number: int, k: int | None) -> int:
+        """How many papers an answer shows: as many as the question asks for ("summarize 3
+        papers on X", up to MAX_K), else the caller's `k`, else the sources setting."""
+        return min(number, MAX_K) or k or self.settings.retrieval.k
 
     def model_failed(self, error: Exception, question: str) -> AnswerError:
         """One clear sentence saying what failed and what to set; the question is kept."""

@@ -22,7 +22,7 @@ from rag.answer.streaming import capped
 from rag.errors import AnswerError
 from rag.lang.gloss import language
 from rag.lang.pointers import MAX_FOLLOW_UP_TOPIC_TERMS, topic_terms
-from rag.lang.question_kind import is_list_request
+from rag.lang.question_kind import follows_on, is_list_request
 from rag.types import MAX_QUESTION_CHARS, Paper, RetrievedPaper
 from rag.venue import VENUE
 
@@ -33,14 +33,6 @@ if TYPE_CHECKING:
 
 History = Sequence[Mapping[str, str]]
 MAX_HISTORY_MESSAGES = 8
-
-_FOLLOW_UP = re.compile(
-    r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
-    r"\b(?:it|its|they|them|their|this|that|these|those)\b|"
-    # "the paper" points back; "the paper on X" names its own subject.
-    r"\bthe (?:paper|method|model|approach)\b(?!\s+(?:on|about|called|named|that|which|by)\b)",
-    re.IGNORECASE,
-)
 
 
 def question_text(question: str) -> str:
@@ -145,7 +137,7 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
     laws") is searched alone."""
     previous = next((content for role, content in reversed(turns) if role == "user"), "")
     short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
-    if previous and short and _FOLLOW_UP.search(question):
+    if previous and short and follows_on(question):
         return f"{previous} {question}"
     return question
 

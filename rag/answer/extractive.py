@@ -30,7 +30,7 @@ from rag.common.lexical import lexical_scores
 from rag.common.similarity import mmr, unit_rows
 from rag.index.passages import Passage, contribution, passages
 from rag.lang.messages import MESSAGES
-from rag.lang.question_kind import WANTS_EVALUATION, WANTS_RESULTS, WHICH_HOW, answer_mode
+from rag.lang.question_kind import Wants, answer_mode, wants
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import RetrievedPaper
 
@@ -121,9 +121,10 @@ def extractive_answer(
         if options.named:
             lead = list(range(1, options.named + 1))
             usable = lead if options.named_only else lead + [n for n in usable if n not in lead]
-    prefer = mode == "list" or bool(WHICH_HOW.search(question))
+    asks = wants(question)
+    prefer = mode == "list" or asks.claims
     candidates = _score_sentences(
-        question, sources, usable, embeddings, prefer, options.calibration
+        question, sources, usable, embeddings, asks, prefer, options.calibration
     )
     if not candidates:
         return ExtractiveAnswer(fixed["heading"], [])
@@ -190,6 +191,7 @@ def _score_sentences(
     sources: Sequence[RetrievedPaper],
     usable: list[int],
     embeddings: Embeddings,
+    asks: Wants,
     prefer_contributions: bool = False,
     calibration: Calibration = MINILM,
 ) -> list[tuple[Sentence, np.ndarray]]:
@@ -210,8 +212,8 @@ def _score_sentences(
     matrix = _normalise(embeddings.embed_documents(spelled))
     query = _normalise([embeddings.embed_query(question)])[0]
     sims = matrix @ query + calibration.support_lexical_weight * lexical_scores(question, spelled)
-    wants_results = bool(WANTS_RESULTS.search(question))
-    if WANTS_EVALUATION.search(question):  # "how are X evaluated": the evaluation and results
+    wants_results = asks.results
+    if asks.evaluation:  # "how are X evaluated": the evaluation and results
         sims = sims + np.array(
             [calibration.contribution_bonus * _evaluates(passage) for _, passage in found]
         )

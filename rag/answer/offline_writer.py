@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rag.answer.aspects import asked_aspect, aspect_answer
+from rag.answer.aspects import ASPECTS, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
@@ -16,7 +16,7 @@ from rag.answer.judge import verdict_fields
 from rag.lang.gloss import english_query
 from rag.lang.messages import question_language
 from rag.lang.pointers import is_comparison, topic_terms
-from rag.lang.question_kind import HOW_IT_WORKS
+from rag.lang.question_kind import wants
 
 
 def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
@@ -69,12 +69,12 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         )
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
-    if named is not None and not named.whole_subject and HOW_IT_WORKS.search(query):
+    if named is not None and not named.whole_subject and wants(query).how_it_works:
         query = without_name(query, named.name)  # "How does X decide ...": the rest matters
     lang = question_language(turn.question)  # the heading and labels follow the question
-    aspect = asked_aspect(turn.question) if turn.reference and len(sources) == 1 else None
-    if aspect is not None:  # "and how fast is it?": its speed sentence, or "reports none"
-        text, quotes = aspect_answer(aspect, sources[0], lang)
+    aspect = wants(turn.question).aspect if turn.reference and len(sources) == 1 else ""
+    if aspect:  # "and how fast is it?": its speed sentence, or "reports none"
+        text, quotes = aspect_answer(ASPECTS[aspect], sources[0], lang)
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes

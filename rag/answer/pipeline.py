@@ -45,7 +45,6 @@ from rag.answer.model_judge import judge_for
 from rag.answer.records import question_filters, record_answer, title_records_answer
 from rag.answer.writer import refuse, write
 from rag.lang.intent import understand
-from rag.settings import MAX_K
 
 if TYPE_CHECKING:
     from rag.models.budget import Budget
@@ -151,8 +150,7 @@ def _prepare(
     filters, note = question_filters(intent.asked, filters, text, spelling.changes(text))
     # The offline judge checks more candidates for a list than the sources setting shows
     # (list_pool), and keeps k: one search at that depth (its first k are the search for k).
-    # The papers the question asks for ("summarize 3 papers on X") before the sources setting.
-    wanted = min(intent.asked.number, MAX_K) or k or assistant.settings.retrieval.k
+    wanted = assistant.wanted(intent.asked.number, k)
     judge = judge_for(assistant, budget)
     pool = max(assistant.retriever.calibration.list_pool, wanted)
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted

@@ -13,17 +13,8 @@ from collections.abc import Sequence
 
 from rag.answer.markers import MARKER
 from rag.lang.gloss import language
+from rag.lang.question_kind import points_outside
 
-# Words that point outside the question: pronouns, ordinals, references to earlier turns.
-_REFERS = re.compile(
-    r"^\s*(?:and|but|also|so|then|what about|how about)\b|"
-    r"\b(?:it|its|it's|they|them|their|theirs|this|that|these|those|he|she|his|her|"
-    r"former|latter|above|previous|earlier|same|both|either|neither|"
-    r"first|second|third|fourth|fifth|last|next|other|another|one|ones)\b|"
-    r"\b(?:the (?:paper|method|model|approach|work|study|technique|benchmark|dataset))\b|"
-    r"\[\s*\d+",
-    re.IGNORECASE,
-)
 MAX_REWRITE_WORDS = 60
 _FENCE = re.compile(r"<\s*/?\s*[a-z_]+\s*>", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z][a-z0-9]+")  # a foreign question's English terms, lowercased
@@ -32,7 +23,7 @@ _LATIN = re.compile(r"[a-z][a-z0-9]+")  # a foreign question's English terms, lo
 def needs_rewrite(question: str) -> bool:
     """A question that may lean on the conversation: a pronoun, ordinal or reference, or
     text not in English (rewritten into an English search query)."""
-    return language(question) != "en" or bool(_REFERS.search(question))
+    return language(question) != "en" or points_outside(question)
 
 
 def accepted(

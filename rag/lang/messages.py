@@ -23,6 +23,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         # The app's own refusal when the model refused (rag.answer.model_refusal)
         "model_refused": "The retrieved abstracts do not answer this question.",
         "nearest": "The nearest papers in the index:",
+        # A follow-up asks one measurable thing the abstract does not report (rag.answer.aspects)
+        "no_speed": "The abstract reports no speed figure.",
+        "no_evaluation": "The abstract names no benchmark or evaluation.",
         "no_such_name": "No paper in the index is called {name}.",
         "closest_names": "The closest names in the index:",
         "Problem": "Problem",
@@ -87,6 +90,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "not_answered": "这些来源没有回答这个问题。",
         "model_refused": "检索到的论文摘要没有回答这个问题。",
         "nearest": "索引中最接近的论文：",
+        "no_speed": "摘要没有给出速度数据。",
+        "no_evaluation": "摘要没有提到评测基准或实验。",
         "no_such_name": "索引中没有名为 {name} 的论文。",
         "closest_names": "索引中最接近的名称：",
         "Problem": "问题",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from rag.common.lexical import STOPWORDS
 
@@ -97,6 +98,81 @@ HOW_IT_WORKS = re.compile(
     r"\bhow\s+(?:does|do|did|can|could|is|are)\b(?!\s+(?:much|many|fast|well|good)\b)",
     re.IGNORECASE,
 )
+
+
+@dataclass(frozen=True)
+class Wants:
+    """What a question wants of a paper's sentences, read from its wording once."""
+
+    claims: bool  # which / how: what the paper does, not the problem it starts from
+    results: bool  # what it found ("how much faster", "compare")
+    evaluation: bool  # how it is evaluated: its benchmark and result sentences
+    how_it_works: bool  # how a named method does something (not how well)
+    aspect: str  # one measurable thing asked of one paper: "speed", "evaluation" or ""
+
+
+# One measurable thing asked of a paper ("and how fast is it?", "how is it evaluated?",
+# "它有多快？"): rag.answer.aspects quotes the sentence that reports it, or says there is none.
+_ASPECTS = (
+    (
+        "speed",
+        re.compile(
+            r"\bhow\s+(?:fast|quick(?:ly)?|slow)\b|\b(?:speed|speed-?ups?|latency|throughput"
+            r"|faster|runtime|wall-?clock)\b|多快|速度|加速|延迟|吞吐",
+            re.I,
+        ),
+    ),
+    (
+        "evaluation",
+        re.compile(
+            r"\bhow\s+(?:is|was|are|were)\s+(?:it|they|this|that|the\s+\w+)\s+(?:evaluated|tested"
+            r"|measured|benchmarked)\b|\bwhat\s+(?:benchmarks?|datasets?)\b|\bevaluat\w*\s+on\b"
+            r"|如何评估|怎么评估|评测|基准",
+            re.I,
+        ),
+    ),
+)
+
+
+def wants(question: str) -> Wants:
+    """What `question` (in English, or a Chinese question for its aspect) wants of a paper."""
+    return Wants(
+        claims=bool(WHICH_HOW.search(question)),
+        results=bool(WANTS_RESULTS.search(question)),
+        evaluation=bool(WANTS_EVALUATION.search(question)),
+        how_it_works=bool(HOW_IT_WORKS.search(question)),
+        aspect=next((name for name, asked in _ASPECTS if asked.search(question)), ""),
+    )
+
+
+# A question that leans on the conversation. Offline, a short one opening with "and", or with
+# a pronoun or "the paper" (not "the paper on X": that names its own subject), is joined to the
+# previous question to search (`follows_on`). With a model, any pronoun, ordinal or reference
+# to an earlier turn has it rewritten into a standalone question (`points_outside`).
+_OPENERS = r"^\s*(?:and|but|also|so|then|what about|how about)\b"
+_FOLLOWS_ON = re.compile(
+    _OPENERS + r"|\b(?:it|its|they|them|their|this|that|these|those)\b"
+    r"|\bthe (?:paper|method|model|approach)\b(?!\s+(?:on|about|called|named|that|which|by)\b)",
+    re.IGNORECASE,
+)
+_POINTS_OUTSIDE = re.compile(
+    _OPENERS + r"|\b(?:it|its|it's|they|them|their|theirs|this|that|these|those|he|she|his|her|"
+    r"former|latter|above|previous|earlier|same|both|either|neither|"
+    r"first|second|third|fourth|fifth|last|next|other|another|one|ones)\b|"
+    r"\b(?:the (?:paper|method|model|approach|work|study|technique|benchmark|dataset))\b|"
+    r"\[\s*\d+",
+    re.IGNORECASE,
+)
+
+
+def follows_on(question: str) -> bool:
+    """Whether `question` continues the previous one ("and how fast is it?")."""
+    return bool(_FOLLOWS_ON.search(question))
+
+
+def points_outside(question: str) -> bool:
+    """Whether `question` may point at something said before: a pronoun, an ordinal, "[2]"."""
+    return bool(_POINTS_OUTSIDE.search(question))
 
 
 def is_summary_request(question: str) -> bool:
