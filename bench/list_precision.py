@@ -2,6 +2,7 @@
 
     python -m bench.list_precision --index DIR [--questions data/eval/list_questions.jsonl]
     python -m bench.list_precision --index DIR --tiers
+    python -m bench.list_precision --index DIR --gold read
 
 
 For each question, at 5 and 10 sources: precision = cited gold papers / cited papers, recall =
@@ -9,6 +10,12 @@ cited gold papers / min(|gold|, k); averaged over the questions. The answers are
 no cut (every paper above the relevance threshold among the k retrieved) and with the
 configured judge (rag.answer.list_cut: `Calibration.list_min_coverage`,
 `list_closeness_weight`, `list_lead`, `list_pool`), then with each constant moved.
+
+Each question's gold set is made by a rule over titles and abstracts (`gold_rule`, a few by
+hand), which misses papers that say their subject in other words and takes in some that only
+mention it. `--gold read` scores against the papers a reader judged relevant instead
+(`data/eval/list_relevance.jsonl`: every paper of the question's first 20 and of its rule-made
+set, read blind to what the answer cites).
 
 `--tiers` asks each question under a tier filter (Oral, then Spotlight), as "oral papers on
 X" does, where its gold set holds papers of that tier; gold is the set's papers of that tier.
@@ -37,6 +44,7 @@ from rag.settings import get_settings
 from rag.types import Filters, RetrievedPaper
 
 DEFAULT = Path("data/eval/list_questions.jsonl")
+READ = Path("data/eval/list_relevance.jsonl")
 Pair = tuple[float, float]
 NO_CUT = {"list_min_coverage": float("-inf"), "list_pool": 0}
 # Each constant moved alone from the configured value.
@@ -58,7 +66,7 @@ def tuned(row: dict[str, Any]) -> bool:
 
 def score(cited: set[str], gold: set[str], k: int) -> Pair:
     hit = len(cited & gold)
-    return (hit / len(cited) if cited else 0.0, hit / min(len(gold), k))
+    return (hit / len(cited) if cited else 0.0, hit / min(len(gold), k) if gold else 1.0)
 
 
 def mean(pairs: list[Pair]) -> Pair:
@@ -68,22 +76,32 @@ def mean(pairs: list[Pair]) -> Pair:
 
 def written(
     assistant: Assistant, rows: list[dict[str, Any]], k: int, change: dict[str, Any]
-) -> list[Pair]:
-    """(precision, recall) per question of the offline answers, with the constants `change`d."""
+) -> list[set[str]]:
+    """The papers each offline answer cites, with the constants `change`d."""
     retriever = assistant.retriever
     saved = retriever.calibration
     retriever.calibration = replace(saved, **change)
     try:
         return [
-            score(
-                {c.paper_id for c in answer(row["question"], assistant=assistant, k=k).citations},
-                set(row["gold_ids"]),
-                k,
-            )
+            {c.paper_id for c in answer(row["question"], assistant=assistant, k=k).citations}
             for row in rows
         ]
     finally:
         retriever.calibration = saved
+
+
+def read_gold(path: Path) -> dict[str, set[str]]:
+    """Per question, the papers a reader judged relevant (`data/eval/list_relevance.jsonl`):
+    every paper of the question's top 20 and of its rule-made gold set was read, title and
+    abstract, blind to which the answer cites; a paper not read counts as not relevant."""
+    gold: dict[str, set[str]] = {}
+    for text in path.read_text(encoding="utf-8").splitlines():
+        if text.strip():
+            row = json.loads(text)
+            gold.setdefault(row["qid"], set())
+            if row["relevant"]:
+                gold[row["qid"]].add(row["id"])
+    return gold
 
 
 class FilteredOnly:
@@ -158,7 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--questions", type=Path, action="append")
     parser.add_argument("--moves", action="store_true", help="also move each constant alone")
-    parser.add_argument("--show", action="store_true", help="per question, at 10")
+    parser.add_argument("--show", action="store_true", help="per tuning question, at 10")
+    parser.add_argument(
+        "--gold",
+        choices=("rule", "read"),
+        default="rule",
+        help="the gold sets: made by each question's rule (gold_ids), or read (list_relevance)",
+    )
     parser.add_argument("--tiers", action="store_true", help="under each tier filter")
     args = parser.parse_args(argv)
     rows = [
@@ -192,13 +216,21 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.moves:
         runs += [(", ".join(f"{k}={v}" for k, v in m.items()), m) for m in MOVES]
+    read = read_gold(READ) if args.gold == "read" else {}
+    golds = [read.get(row["id"], set()) if read else set(row["gold_ids"]) for row in rows]
     for label, change in runs:
-        five, ten = (written(assistant, rows, k, change) for k in (5, 10))
+        five, ten = (
+            [
+                score(cited, gold, k)
+                for cited, gold in zip(written(assistant, rows, k, change), golds, strict=True)
+            ]
+            for k in (5, 10)
+        )
         print(line(label, rows, five, ten))
-        if args.show and not change:
+        if args.show and not change:  # the held-out half's questions stay unseen
             for row, (p, r) in zip(rows, ten, strict=True):
-                half = "tune" if tuned(row) else "held"
-                print(f"    {row['id']} {half} P@10 {p:.2f} R@10 {r:.2f}  {row['question']}")
+                if tuned(row):
+                    print(f"    {row['id']} P@10 {p:.2f} R@10 {r:.2f}  {row['question']}")
     return 0
 
 
