@@ -28,7 +28,7 @@ from rag.lang.messages import message
 from rag.lang.pointers import is_comparison
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
-from rag.types import RetrievedPaper
+from rag.types import Filters, RetrievedPaper
 
 NAMED = "named in the question"
 ABOUT_SUBJECT = "about the list's subject"
@@ -152,6 +152,29 @@ class OfflineJudge:
             )
         )
         return Verdict(judged, answers=answers, by="offline", named=named)
+
+
+def judged_on_topic(
+    judge: Judge,
+    retriever: Retriever,
+    intent: Intent,
+    k: int,
+    filters: Filters,
+    leaders: Sequence[RetrievedPaper] = (),
+) -> tuple[list[RetrievedPaper], Verdict, str] | None:
+    """A question the judge found nothing for, searched and judged again on its topic alone
+    (`Intent.topic`): the words around it may have diluted it ("i saw a talk on model
+    collapse, which paper was it?" -> "model collapse"). The candidates, the verdict and the
+    note that says so, or None when the topic is the question or answers no better."""
+    if not intent.topic or intent.topic == intent.search:
+        return None
+    about = replace(intent, search=intent.topic, english=intent.topic, focus=intent.topic)
+    found = retriever.search(about.search, k=k, filters=filters)
+    verdict = judge.judge(about, found, leaders)
+    if not verdict.answers:
+        return None
+    note = message("topic_searched", intent.question).format(topic=intent.topic)
+    return found, verdict, note
 
 
 def about_it_alone(intent: Intent, name: str) -> bool:

@@ -40,7 +40,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
-from rag.answer.judge import kept
+from rag.answer.judge import judged_on_topic, kept
 from rag.answer.model_judge import judge_for
 from rag.answer.records import question_filters, record_answer, title_records_answer
 from rag.answer.writer import refuse, write
@@ -178,6 +178,12 @@ def _prepare(
             intent.search, k=assistant.retriever.calibration.list_lead
         )
     turn.verdict = judge.judge(intent, candidates, leaders)
+    if not turn.verdict.answers:  # before refusing: the question's topic alone
+        on_topic = judged_on_topic(judge, assistant.retriever, intent, depth, filters, leaders)
+        if on_topic is not None:
+            candidates, turn.verdict, searched = on_topic
+            turn.sources = candidates[:wanted]
+            turn.scope_note = f"{turn.scope_note} {searched}".strip()
     if len(candidates) > wanted:
         turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
     if not turn.verdict.answers:

@@ -25,6 +25,7 @@ from rag.lang.question_kind import (
     is_summary_request,
     list_sentence,
     list_subject,
+    without_asking,
 )
 from rag.types import TIERS
 from rag.venue import VENUE
@@ -235,6 +236,7 @@ class Intent:
     asked: Asked  # the filters and record questions it states
     subject: str = ""  # a list's subject, in English ("Which papers study X?" -> "X")
     focus: str = ""  # a list question without its preamble (`list_sentence`), else `search`
+    topic: str = ""  # an English question's words about its subject (`topic_of`), else ""
 
     @property
     def listing(self) -> bool:
@@ -252,6 +254,28 @@ def without_markup(text: str) -> str:
     """`text` as words: HTML tags dropped, a Markdown link as its label, emphasis unmarked."""
     plain = _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub(" ", text)))
     return " ".join(plain.split())
+
+
+def topic_of(text: str) -> str:
+    """What an English question is about, without its clauses that only ask (", which paper
+    was it?") and the words that only say who asks and where they met it (`topic_frame`: "i
+    saw a talk on", "my advisor wants me to look at"): "i saw a talk on model collapse, which
+    paper was it" -> "model collapse". The question itself when neither is there."""
+    frame = frozenset(words()["words"]["topic_frame"])
+    kept = [word for word in without_asking(text).split() if _bare(word) not in frame]
+    if kept == text.split():
+        return text  # nothing only frames it: the question is its topic
+    while kept and _bare(kept[0]) in _LINKS:  # "... look at graph transformers"
+        kept.pop(0)
+    return " ".join(kept).strip("\"'“”‘’.,;:!?()[] ") or text
+
+
+# The words a topic does not open with once the words before it are gone ("to at graph ...").
+_LINKS = frozenset("a an the to at on in of for about from with into by and or".split())
+
+
+def _bare(word: str) -> str:
+    return word.strip("\"'“”‘’.,;:!?()[]").casefold()
 
 
 def understand(question: str) -> Intent:
@@ -274,4 +298,6 @@ def understand(question: str) -> Intent:
     # "I got lost at the poster session... which papers are on web agents?": the preamble is
     # searched with the rest (it may hold the topic), the list's own sentence judged alone too.
     focus = list_sentence(search) if kind == "list" else search
-    return Intent(text, language(text), search, english, kind, asked, subject, focus)
+    lang = language(text)
+    topic = topic_of(search) if lang == "en" else ""
+    return Intent(text, lang, search, english, kind, asked, subject, focus, topic)

@@ -68,6 +68,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_is": "Its decision is {decision}.",
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
         "read_as": "Read {words}.",
+        # The whole question seemed off-topic; its topic alone was searched (rag.answer.pipeline)
+        "topic_searched": "Searched for the question's topic: \u201c{topic}\u201d.",
         "read_word": "\u201c{typed}\u201d as \u201c{meant}\u201d",
         "no_abstract": "abstract not in the bundled corpus (its OpenReview page has it; "
         f"rag fetch openreview {VENUE.openreview_id} adds it to the index)",
@@ -127,6 +129,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_is": "录用结果为 {decision}。",
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
         "read_as": "已将{words}。",
+        "topic_searched": "已按问题的主题检索：\u201c{topic}\u201d。",
         "read_word": "\u201c{typed}\u201d理解为\u201c{meant}\u201d",
         "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面；"
         f"rag fetch openreview {VENUE.openreview_id} 可将其加入索引）",

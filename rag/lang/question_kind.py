@@ -193,11 +193,11 @@ def list_subject(question: str) -> str:
     found = LIST_REQUEST.search(question)
     if found is None:
         return question
-    rest = _without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
+    rest = without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
     return rest or question
 
 
-def _without_asking(subject: str) -> str:
+def without_asking(subject: str) -> str:
     """`subject` without the clauses after it that only ask ("model compression, can you list
     some?" -> "model compression")."""
     clauses = re.split(r"(?<=[,.;!?])\s+", subject)
@@ -212,17 +212,17 @@ def _topic_words(text: str) -> list[str]:
     return [
         w
         for w in re.findall(r"[a-z0-9][\w\-]*", text.lower())
-        if w not in STOPWORDS and w not in _READING
+        if w not in STOPWORDS and w not in READING
     ]
 
 
 # Words of a list question that ask for reading, not about a topic ("which papers should I
 # look at?"): what is left after the list's frame names no topic when it holds only these.
-_READING = frozenset(
+READING = frozenset(
     "should shall must can could would i we me my read reading look looking check worth start "
     "begin know see recommend recommended good best interesting relevant important key top "
     "paper papers work works study studies out first list show give tell name find suggest "
-    "some few any please thanks you".split()
+    "some few any please thanks you anything something one".split()
 )
 
 

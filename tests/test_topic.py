@@ -1,0 +1,73 @@
+"""A question wrapped in who asks and where they met its topic ("my advisor wants me to look
+at graph transformers, anything good?") is searched and judged on its topic before it is
+refused (rag.lang.intent.topic_of, rag.answer.judge.judged_on_topic), on the bundled corpus and
+the real model; a topic the corpus lacks is still refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.lang.intent import topic_of, understand
+from rag.models.minilm import LocalEmbeddings
+from rag.settings import Settings
+
+STRONG_MODEL_COLLAPSE = "et5l9qPUhm"
+
+
+@pytest.fixture(scope="module")
+def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
+    return open_assistant(corpus_settings, embeddings=embeddings)
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        (
+            "i saw a talk on model collapse from synthetic data, which paper was it",
+            "model collapse from synthetic data",
+        ),
+        ("my advisor wants me to look at graph transformers, anything good?", "graph transformers"),
+        ("heard a talk about sparse autoencoders, which one was that?", "sparse autoencoders"),
+        # nothing only frames these: the question is its own topic
+        ("Is there work on neural decoders?", "Is there work on neural decoders?"),
+        ("What is FlexPrefill?", "What is FlexPrefill?"),
+    ],
+)
+def test_the_topic_leaves_out_who_asks_and_the_clauses_that_only_ask(
+    question: str, topic: str
+) -> None:
+    assert topic_of(question) == topic
+
+
+def test_only_an_english_question_has_a_topic_of_its_own() -> None:
+    assert understand("我导师让我看看图 transformer，有什么好论文？").topic == ""
+    assert understand("my advisor wants me to look at graph transformers").topic == (
+        "graph transformers"
+    )
+
+
+def test_a_framed_question_is_answered_from_its_topic_and_says_so(corpus: Assistant) -> None:
+    result = answer(
+        "i saw a talk on model collapse from synthetic data, which paper was it",
+        assistant=corpus,
+    )
+    assert not result.abstained
+    assert result.citations[0].paper_id == STRONG_MODEL_COLLAPSE
+    assert "model collapse from synthetic data" in result.scope_note
+
+
+def test_a_framed_question_on_a_topic_the_corpus_lacks_is_refused(corpus: Assistant) -> None:
+    result = answer(
+        "my advisor asked me to look at crop yield prediction in kenya from satellites, "
+        "anything good?",
+        assistant=corpus,
+    )
+    assert result.abstained and not result.citations
+
+
+def test_a_question_that_needs_no_topic_is_judged_once(corpus: Assistant) -> None:
+    """The topic is tried only before a refusal: an answered question keeps its own sources."""
+    question = "Which papers make attention cheaper for long sequences?"
+    result = answer(question, assistant=corpus)
+    assert not result.abstained and "topic" not in result.scope_note
