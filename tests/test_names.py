@@ -176,6 +176,8 @@ def names() -> NameIndex:
         ("What is muse?", "MUSE"),  # an ordinary word, but the whole subject
         ("Summarize Drama.", "Drama"),
         ("How is MUSE evaluated?", "MUSE"),
+        ("what did the cake paper find", "CAKE"),  # an ordinary word just before "paper"
+        ("drama paper - what do they propose?", "Drama"),
     ],
 )
 def test_a_question_names_the_paper(names: NameIndex, question: str, name: str) -> None:
@@ -193,6 +195,8 @@ def test_a_question_names_the_paper(names: NameIndex, question: str, name: str) 
         "What is the zeta function used for in number theory?",
         "Which papers study long context compression?",  # words of a title with no name
         "flex prefill attention",
+        "Which papers on drama generation are there?",  # not just before "paper"
+        "a cake recipe paper",  # the word before "paper" is "recipe"
     ],
 )
 def test_ordinary_words_name_no_paper(names: NameIndex, question: str) -> None:
