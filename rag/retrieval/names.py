@@ -2,9 +2,8 @@
 
 The names come from the titles of the indexed papers, computed once per index generation:
 
-- a title's leading name, `NAME: ...` or `NAME - ...` ("FlexPrefill: A Context-Aware Sparse
-  Attention Mechanism..."), one word or a short head holding a name-shaped word ("TetSphere
-  Splatting");
+- a title's leading name, `NAME: ...` or `NAME - ...` ("FlexPrefill: ..."), one word or a
+  short head holding a name-shaped word ("TetSphere Splatting");
 - an acronym or CamelCase word defined in the title: in parentheses ("... Rewards (NEAR): ..."),
   or a whole title of one name-shaped word (seed abstracts titled "SPACE", "PQM");
 - a whole title of two or three capitalised words ("Differential Transformer").
@@ -12,11 +11,10 @@ The names come from the titles of the indexed papers, computed once per index ge
 A name is found in a question as the user writes it: "flexprefill" names FlexPrefill too. A
 name that is also an ordinary English word ("CAKE", "MUSE", "ZETA", "Drama") names its paper
 only when written in capitals as in the title, when it is the whole subject of the question
-("What is MUSE?", "介绍一下 Drama") or when it comes just before "paper" ("the kan paper"), so
-"a cake recipe" or "the muse of poets" names nothing.
-A word counts as ordinary when it is a whole word of the bundled model's English vocabulary
-(BERT's 30k word pieces, read lazily) or a stopword. A name that many papers use (in 15 or
-more abstracts, "DNNs") names no paper in particular and is left out.
+("What is MUSE?", "介绍一下 Drama") or just before "paper" ("the kan paper"): "a cake recipe"
+or "the muse of poets" names nothing. A word counts as ordinary when it is a whole word of the
+bundled model's English vocabulary (BERT's 30k word pieces, read lazily) or a stopword. A name
+that many papers use (in 15 or more abstracts, "DNNs") names no paper in particular.
 
 When a question's whole subject looks like a method name ("What is FooBarNet?": CamelCase,
 capitals or digits) that no paper is called and no abstract contains, `unknown_name` says so,
@@ -265,25 +263,19 @@ class NameIndex:
                 seen = " ".join(words[i : i + size])
                 key = _fold(seen)
                 name = self.written.get(key)
-                after = words[i + size].casefold() if i + size < len(words) else ""
-                if (
-                    i + size <= len(words)
-                    and name
-                    and self._written_as_name(seen, name, chinese, after == "paper")
-                ):
+                paper = [w.casefold() for w in words[i + size : i + size + 1]] == ["paper"]
+                if name and self._written_as_name(seen, name, chinese, paper):
                     found.setdefault(key, NameMatch(name, self.papers[key], False))
                     break
         return list(found.values())
 
     @staticmethod
-    def _written_as_name(
-        seen: str, name: str, chinese: bool = False, before_paper: bool = False
-    ) -> bool:
+    def _written_as_name(seen: str, name: str, chinese: bool = False, paper: bool = False) -> bool:
         """Any case for a name that is no English word; an ordinary word only as the title
         writes it, with two capitals or more ("CAKE", not "cake" or "Drama"), or with one
         inside a Chinese question, or in any case just before "paper" ("the kan paper", "the
         drama paper": a paper called so, not a cake or a play)."""
-        if not ordinary(name) or before_paper:
+        if not ordinary(name) or paper:
             return True
         return seen == name and (chinese or sum(c.isupper() for c in name) >= 2)
 
