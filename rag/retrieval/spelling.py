@@ -8,8 +8,9 @@ other word pieces. Only a word that could not mean more here is read again: lett
 lower case but perhaps the first, `TYPO_LETTERS` or more, no word of a title ("Semantix") or
 of an author's name; for a slip, no English word and held by fewer than `WORD_HELD` texts. A
 name ("FooNet", "GPT4") is kept as typed, so "What is FooNet?" still asks for a name no paper
-has. A slip is repaired when one stem a slip away is held by `DOMINANCE` times more texts than
-the word itself, and by `RIVAL` times more than any other.
+has. A slip is repaired when one stem a slip away, with the same first letter (the letter least
+often mistyped: "minference" is no slip of "inference", nor "demis" of "semis"), is held by
+`DOMINANCE` times more texts than the word itself, and by `RIVAL` times more than any other.
 
     spelling = Spelling(count, titled)   # count(stem): chunks and titles holding it
     spelling.text("difusion models for text")   # "diffusion models for text"
@@ -24,6 +25,7 @@ from functools import cache
 
 from rag.common.lexical import stem
 from rag.lang.english import american, english_words
+from rag.lang.intent import words as question_words
 
 TYPO_LETTERS = 5  # a shorter word has too many neighbours to tell which one was meant
 DOMINANCE = 10  # how many times more texts hold the word meant than the word typed
@@ -86,11 +88,11 @@ class Spelling:
         us = american(word)
         if us is not None and self.count(stem(us)) > held:
             return us
-        if word in english_words() or held >= WORD_HELD:
+        if word in english_words() or word in _asking() or held >= WORD_HELD:
             return word
         near: dict[str, list[str]] = {}
-        for w in one_slip(word):
-            if stem(w) != typed and self.count(stem(w)):
+        for w in one_slip(word):  # its first letter as typed: the one least often mistyped
+            if w[:1] == word[:1] and stem(w) != typed and self.count(stem(w)):
                 near.setdefault(stem(w), []).append(w)
         ranked = Counter({s: self.count(s) for s in near}).most_common(2)
         rival = ranked[1][1] if len(ranked) > 1 else 0
@@ -100,6 +102,27 @@ class Spelling:
         # Of the spellings with that stem, an English word ("diffusion", not "diffusiom").
         english = [w for w in spellings if w in english_words()]
         return (english or spellings)[0]
+
+
+@cache
+def _asking() -> frozenset[str]:
+    """The words of the lists a question is read with (rag.lang.intent_words.toml: "orals",
+    "spotlights", "posters", ...): what the question asks, never a slip."""
+    found: set[str] = set()
+
+    def add(value: object) -> None:
+        if isinstance(value, str):
+            found.update(w.casefold() for w in value.split())
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                add(key)
+                add(item)
+        elif isinstance(value, list):
+            for item in value:
+                add(item)
+
+    add(question_words())
+    return frozenset(found)
 
 
 def _as_written(word: str, typed: str) -> str:
