@@ -179,3 +179,21 @@ def test_an_acronyms_plural_is_the_acronym() -> None:
     assert title_words("Evaluation of MLLMs and GNNs") == title_words("evaluation of MLLM, GNN")
     assert "mllm" in title_words("VOILA: Evaluation of MLLMs For Perceptual Understanding")
     assert title_words("GANs") == title_words("GAN") != title_words("Gas")
+
+
+@pytest.mark.parametrize(
+    ("question", "paper"),
+    [
+        ('explain "Scalable Diffusion Models with Transformers"', "dit"),  # one with an abstract
+        ("what does “Diffusion Models Beat GANs” find?", "gans"),  # its opening words
+        ("《Gradient Flow of the Maximum Mean Discrepancy》讲了什么？", "flow"),
+        ("tl;dr of 'Consistent Mesh Reconstruction from Dynamic Scenes' pls", "mesh"),  # a part
+        ('what does "Tokenization Robustness in Language Models" show?', None),  # two titles
+        ('papers on "diffusion models"', None),  # two words: a topic, not a title
+        ("what's the paper's 'main result'?", None),
+    ],
+)
+def test_a_quoted_title_names_its_paper(
+    index: TitleIndex, question: str, paper: str | None
+) -> None:
+    assert index.quoted(question) == ([paper] if paper else [])

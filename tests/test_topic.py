@@ -71,3 +71,24 @@ def test_a_question_that_needs_no_topic_is_judged_once(corpus: Assistant) -> Non
     question = "Which papers make attention cheaper for long sequences?"
     result = answer(question, assistant=corpus)
     assert not result.abstained and "topic" not in result.scope_note
+
+
+NOT_ALL_HEADS = "FJFVmeXusW"  # Not All Heads Matter: A Head-Level KV Cache Compression Method
+TEST_TIME = "4FWAwZtd2n"  # Scaling LLM Test-Time Compute Optimally Can be More Effective ...
+
+
+@pytest.mark.parametrize(
+    ("question", "paper"),
+    [
+        ('explain the idea behind "Not All Heads Matter"', NOT_ALL_HEADS),
+        ("what's the main finding of “Scaling LLM Test-Time Compute Optimally”", TEST_TIME),
+    ],
+)
+def test_a_quoted_title_is_answered_from_that_paper_alone(
+    corpus: Assistant, question: str, paper: str
+) -> None:
+    """A quoted title names its paper as a method name does (rag.retrieval.titles.quoted):
+    'Not All Heads Matter' was answered from the retrieval-heads paper."""
+    result = answer(question, assistant=corpus)
+    assert not result.abstained
+    assert {c.paper_id for c in result.citations} == {paper}

@@ -108,6 +108,11 @@ class OfflineJudge:
         if not sources:
             return Verdict((), answers=False, by="offline")
         named = self.retriever.names.naming(question, sources)
+        first = sources[0]
+        if named is None and first.asked_by == "title" and first.paper.has_abstract:
+            # The question writes or quotes its title ('explain "Not All Heads Matter"'): it
+            # names that paper as surely as a method name does.
+            named = NameMatch(first.paper.shown_title, (first.paper.id,), whole_subject=False)
         by_name = named is not None
         # A list after a preamble is judged on its own sentence ("got lost at the posters...
         # which papers are on web agents?"); the preamble was searched with it.

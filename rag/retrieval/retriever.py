@@ -142,6 +142,9 @@ class Retriever:
                 titled = [pid for pid in found if pid in records]
             if asked.one_paper and not titled and match is None and closest is not None:
                 titled = described(closest, dense, records)
+            # A title quoted ('explain "Not All Heads Matter"'), of any paper: first.
+            quoted = [] if asked.listing else self.titles.quoted(original, keyword)
+            titled = quoted + [pid for pid in titled if pid not in quoted]
             ranked, fused = lifted(ranked, titled, fused)
             asked_by |= dict.fromkeys(titled, "title")
             # The first paper, when the question writes its whole title out ("who wrote

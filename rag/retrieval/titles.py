@@ -68,6 +68,13 @@ NEARLY = 0.75  # of a long title part's weight, written out from memory (one wor
 _PARTS = re.compile(r"\s*:\s+|:(?=[A-Z])|\s+(?:-{1,2}|[\u2013\u2014])\s+")
 
 
+# Text a question quotes: "...", “...”, «...», 「...」, 《...》, '...' (not an apostrophe's).
+_QUOTED = re.compile(
+    r'"([^"]{3,300})"|“([^”]{3,300})”|«([^»]{3,300})»|「([^」]{3,300})」|《([^》]{3,300})》'
+    r"|(?<![\w'])'([^']{3,300})'(?![\w'])"
+)
+
+
 # An acronym's plural: "MLLMs", "GNNs" (the stemmer reads lower case, where "mllms" is a word).
 _ACRONYM_PLURAL = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z0-9])s\b")
 
@@ -219,6 +226,26 @@ class TitleIndex:
             if covered is not None and (best is None or (covered, held) > best[:2]):
                 best = (covered, held, self.ids[i])
         return [best[2]] if best else []
+
+    def quoted(self, question: str) -> list[str]:
+        """The paper, with or without an abstract, whose title the question quotes: its
+        opening words or a whole part of it, `PHRASE_WORDS` content words or more, in order,
+        in quotes ('explain "Not All Heads Matter"', '"Scaling LLM Test-Time Compute
+        Optimally" - main finding?'), held in order by no other title."""
+        found: set[str] = set()
+        for span in _QUOTED.findall(question):
+            said = title_words(title_text(next(s for s in span if s)))
+            if len(said) < PHRASE_WORDS or any(w not in self.postings for w in said):
+                continue
+            held = set.intersection(*(self.postings[w] for w in said))
+            opened = [
+                i
+                for i in held
+                if self.parts[i][0][: len(said)] == said or said in self.parts[i][1:]
+            ]
+            if len(opened) == 1:
+                found.add(self.ids[opened[0]])
+        return sorted(found) if len(found) == 1 else []
 
     def writes(self, question: str, paper_id: str) -> bool:
         """The question writes the paper's whole title out, in order (`PHRASE_WORDS` content
@@ -373,6 +400,10 @@ class PaperTitles:
         """The title record `question` asks for by its title's words (`TitleIndex.asked`)."""
         keyword = keyword or self.index.keyword_index()
         return self.current(keyword).asked(question, keyword, person)
+
+    def quoted(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
+        """The paper whose title `question` quotes (`TitleIndex.quoted`)."""
+        return self.current(keyword or self.index.keyword_index()).quoted(question)
 
     def writes(self, question: str, paper_id: str, keyword: KeywordIndex | None = None) -> bool:
         """Whether `question` writes the paper's whole title out (`TitleIndex.writes`)."""
