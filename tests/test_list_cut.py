@@ -294,3 +294,11 @@ def test_a_few_papers_asked_for_is_no_count() -> None:
     assert understand("哪几篇论文研究了扩散模型？").kind == "list"  # which
     assert understand("有几篇论文研究扩散模型？").kind == "count"  # how many are there
     assert understand("how many orals are there on RLHF").kind == "count"
+
+
+@pytest.mark.parametrize("question", ["列出关于强化学习推理的论文", "列举一些关于扩散模型的论文"])
+def test_a_chinese_list_verb_is_the_frame_not_the_subject(question: str) -> None:
+    """ "列出" glossed as "list make a list" was searched and judged as the list's subject."""
+    intent = understand(question)
+    assert intent.listing
+    assert "list" not in intent.subject.split() and "list" not in intent.english.split()
