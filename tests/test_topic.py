@@ -5,6 +5,8 @@ the real model; a topic the corpus lacks is still refused."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rag.answer.pipeline import Assistant, answer, open_assistant
@@ -92,3 +94,31 @@ def test_a_quoted_title_is_answered_from_that_paper_alone(
     result = answer(question, assistant=corpus)
     assert not result.abstained
     assert {c.paper_id for c in result.citations} == {paper}
+
+
+def test_the_page_answers_a_framed_question_and_says_it_searched_its_topic(
+    corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """In the page (Streamlit's AppTest on the bundled index): the answer, its cards, and the
+    caption that says which words were searched."""
+    from streamlit.testing.v1 import AppTest
+
+    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(corpus_settings.store.index_dir))
+    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
+    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+    at = AppTest.from_file(app, default_timeout=180).run()
+    at.chat_input[0].set_value(
+        "i saw a talk on model collapse from synthetic data, which paper was it"
+    ).run()
+    assert not at.exception, at.exception
+    reply = at.chat_message[1]
+    shown = " ".join(m.value for m in reply.markdown)
+    assert "Strong Model Collapse" in shown, shown
+    assert "Strong Model Collapse" in reply.subheader[0].value  # its card first
+    captions = " ".join(c.value for c in reply.caption)
+    assert "Searched for the question's topic" in captions, captions
+    assert "model collapse from synthetic data" in captions
+    assert not at.session_state["turns"][0].answer.abstained
