@@ -191,6 +191,10 @@ def test_an_acronyms_plural_is_the_acronym() -> None:
         ('what does "Tokenization Robustness in Language Models" show?', None),  # two titles
         ('papers on "diffusion models"', None),  # two words: a topic, not a title
         ("what's the paper's 'main result'?", None),
+        # unquoted, a title's head written out whole
+        ("what did consistent mesh reconstruction from dynamic scenes find", None),  # a subtitle
+        ("explain the idea behind Dynamic Gaussians Mesh", "mesh"),
+        ("diffusion models beat gans on image synthesis?", None),  # no head: not unquoted
     ],
 )
 def test_a_quoted_title_names_its_paper(

@@ -84,6 +84,7 @@ TEST_TIME = "4FWAwZtd2n"  # Scaling LLM Test-Time Compute Optimally Can be More 
     [
         ('explain the idea behind "Not All Heads Matter"', NOT_ALL_HEADS),
         ("what's the main finding of “Scaling LLM Test-Time Compute Optimally”", TEST_TIME),
+        ("explain the idea behind Not All Heads Matter", NOT_ALL_HEADS),  # a head, unquoted
     ],
 )
 def test_a_quoted_title_is_answered_from_that_paper_alone(

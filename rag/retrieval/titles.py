@@ -245,6 +245,20 @@ class TitleIndex:
             ]
             if len(opened) == 1:
                 found.add(self.ids[opened[0]])
+        if not found:  # unquoted: a title's head written out whole ("... behind Not All Heads
+            sequence = word_sequence(title_text(question))  # Matter"), no other title's
+            heads = {
+                i
+                for w in set(sequence)
+                for i in self.postings.get(w, ())
+                if len(self.parts[i]) > 1 and len(self.parts[i][1]) >= PHRASE_WORDS
+            }
+            found = {
+                self.ids[i]
+                for i in heads
+                if _inside(self.parts[i][1], sequence)
+                and set.intersection(*(self.postings[w] for w in self.parts[i][1])) == {i}
+            }
         return sorted(found) if len(found) == 1 else []
 
     def writes(self, question: str, paper_id: str) -> bool:
