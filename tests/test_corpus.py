@@ -27,7 +27,7 @@ from rag.settings import (
     Settings,
     get_settings,
 )
-from tests.helpers import copy_index, index_snapshot, read_jsonl
+from tests.helpers import copy_index, index_snapshot, point_app_at, read_jsonl
 
 TITLE_LIST = BUNDLED_CORPUS / "iclr2025_accepted_no_abstract.jsonl"
 REBIND = "WNIEr5kydF"
@@ -283,11 +283,7 @@ def test_the_rebind_question_cites_the_titled_paper(
 def test_the_page_shows_the_rebind_card_with_decision_and_link(
     corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(corpus_settings.store.index_dir))
-    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
-    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    point_app_at(monkeypatch, corpus_settings.store.index_dir, tmp_path / "feedback.jsonl")
     at = AppTest.from_file(str(PROJECT_ROOT / "ui" / "app.py"), default_timeout=180).run()
     assert not at.exception, at.exception
     sidebar = " ".join(m.value for m in at.sidebar.markdown)

@@ -18,6 +18,7 @@ from rag.lang.intent import read_question, without_venue
 from rag.retrieval.people import AuthorIndex, absent_name
 from rag.settings import BUNDLED_CORPUS, Settings
 from rag.types import Paper
+from tests.helpers import point_app_at
 
 
 def paper(pid: str, *authors: str) -> Paper:
@@ -369,11 +370,7 @@ def test_the_page_says_no_paper_lists_the_person_and_shows_no_source(
     source card and no [n] is drawn, and the page keeps the chat going."""
     from streamlit.testing.v1 import AppTest
 
-    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(corpus_settings.store.index_dir))
-    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
-    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    point_app_at(monkeypatch, corpus_settings.store.index_dir, tmp_path / "feedback.jsonl")
     app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
     at = AppTest.from_file(app, default_timeout=180).run()
     at.chat_input[0].set_value("andrej karpathy papers").run()

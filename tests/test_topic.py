@@ -13,6 +13,7 @@ from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.lang.intent import topic_of, understand
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
+from tests.helpers import point_app_at
 
 STRONG_MODEL_COLLAPSE = "et5l9qPUhm"
 
@@ -104,11 +105,7 @@ def test_the_page_answers_a_framed_question_and_says_it_searched_its_topic(
     caption that says which words were searched."""
     from streamlit.testing.v1 import AppTest
 
-    for name in ("RAG_CONFIG", "OPENAI_API_KEY", "RAG_CORPUS", "RAG_LLM__BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAG_STORE__INDEX_DIR", str(corpus_settings.store.index_dir))
-    monkeypatch.setenv("RAG_LLM__MODEL", "offline")
-    monkeypatch.setenv("RAG_UI__FEEDBACK_PATH", str(tmp_path / "feedback.jsonl"))
+    point_app_at(monkeypatch, corpus_settings.store.index_dir, tmp_path / "feedback.jsonl")
     app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
     at = AppTest.from_file(app, default_timeout=180).run()
     at.chat_input[0].set_value(

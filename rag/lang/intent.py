@@ -267,15 +267,16 @@ def topic_of(text: str) -> str:
         return text  # nothing only frames it: the question is its topic
     while kept and _bare(kept[0]) in _LINKS:  # "... look at graph transformers"
         kept.pop(0)
-    return " ".join(kept).strip("\"'“”‘’.,;:!?()[] ") or text
+    return " ".join(kept).strip(_PUNCTUATION + " ") or text
 
 
 # The words a topic does not open with once the words before it are gone ("to at graph ...").
 _LINKS = frozenset("a an the to at on in of for about from with into by and or".split())
+_PUNCTUATION = "\"'“”‘’.,;:!?()[]"  # around a word, not of it
 
 
 def _bare(word: str) -> str:
-    return word.strip("\"'“”‘’.,;:!?()[]").casefold()
+    return word.strip(_PUNCTUATION).casefold()
 
 
 def understand(question: str) -> Intent:

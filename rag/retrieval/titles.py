@@ -231,7 +231,10 @@ class TitleIndex:
         """The paper, with or without an abstract, whose title the question quotes: its
         opening words or a whole part of it, `PHRASE_WORDS` content words or more, in order,
         in quotes ('explain "Not All Heads Matter"', '"Scaling LLM Test-Time Compute
-        Optimally" - main finding?'), held in order by no other title."""
+        Optimally" - main finding?'), held in order by no other title; or, unquoted, its
+        head before ": " written out whole ("explain the idea behind Not All Heads Matter"),
+        whose words no other title holds all of. Unlike a record's head (`_written_out`), no
+        rarity floor: the quote or the head's place in a title marks it."""
         found: set[str] = set()
         for span in _QUOTED.findall(question):
             said = title_words(title_text(next(s for s in span if s)))
@@ -245,8 +248,8 @@ class TitleIndex:
             ]
             if len(opened) == 1:
                 found.add(self.ids[opened[0]])
-        if not found:  # unquoted: a title's head written out whole ("... behind Not All Heads
-            sequence = word_sequence(title_text(question))  # Matter"), no other title's
+        if not found:  # unquoted, a title's head written out whole, in no other title
+            sequence = word_sequence(title_text(question))
             heads = {
                 i
                 for w in set(sequence)
