@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.references import resolve
+from rag.lang.intent import understand
 from rag.lang.pointers import is_comparison
 from tests.test_conversation import CITED, SOURCES, paper
 
@@ -45,6 +46,15 @@ def test_chinese_metadata_and_comparison() -> None:
     assert is_comparison("这两篇有什么区别？") and not is_comparison("第二篇讲了什么")
     assert is_comparison("how do they differ?") and is_comparison("what are the differences?")
     assert not is_comparison("what is new in the Differential Transformer?")
+
+
+def test_the_intent_says_once_whether_a_question_compares() -> None:
+    """The judge reads `Intent.compare`, made from the same word list, not the question."""
+    assert understand("How does FlexPrefill differ from MInference?").compare
+    assert understand("FlexPrefill 和 MInference 有什么区别？").compare
+    assert understand("FlexPrefill vs. MInference").compare
+    assert not understand("what is new in the Differential Transformer?").compare
+    assert not understand("FlexPrefill 的方法是什么？").compare
 
 
 @pytest.mark.parametrize(

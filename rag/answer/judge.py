@@ -25,7 +25,6 @@ from rag.answer.list_cut import listed
 from rag.lang.intent import Intent
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import message
-from rag.lang.pointers import is_comparison
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
 from rag.types import Filters, RetrievedPaper
@@ -186,7 +185,7 @@ def about_it_alone(intent: Intent, name: str) -> bool:
     """A question about the paper it names, not a comparison nor a list of other papers:
     "ALLaM 用了什么数据集？", and a list whose subject is that paper's own ("Which benchmarks is
     COPER tested on?"), unlike "Which papers improve on FlexPrefill?"."""
-    if is_comparison(intent.question):
+    if intent.compare:
         return False
     if not intent.listing:
         return True

@@ -70,6 +70,11 @@ def _has(text: str, key: str) -> bool:
     return bool(phrase_pattern(tuple(words()["words"][key])).search(text))
 
 
+def asks_comparison(text: str) -> bool:
+    """ "compare the first two", "how do they differ?", "比较一下它们": side by side."""
+    return _has(text, "comparison")
+
+
 def without_venue(text: str) -> str:
     """`text` without the conference's name ("at ICLR 2025"): it is not a search term."""
     stripped = phrase_pattern((*VENUE.question_words, *words()["venue"])).sub(" ", text)
@@ -237,6 +242,7 @@ class Intent:
     subject: str = ""  # a list's subject, in English ("Which papers study X?" -> "X")
     focus: str = ""  # a list question without its preamble (`list_sentence`), else `search`
     topic: str = ""  # an English question's words about its subject (`topic_of`), else ""
+    compare: bool = False  # it asks for papers side by side (`asks_comparison`)
 
     @property
     def listing(self) -> bool:
@@ -301,4 +307,5 @@ def understand(question: str) -> Intent:
     focus = list_sentence(search) if kind == "list" else search
     lang = language(text)
     topic = topic_of(search) if lang == "en" else ""
-    return Intent(text, lang, search, english, kind, asked, subject, focus, topic)
+    compare = asks_comparison(text)
+    return Intent(text, lang, search, english, kind, asked, subject, focus, topic, compare)

@@ -19,6 +19,7 @@ from functools import cache
 from rag.common.lexical import terms
 from rag.lang import pointers_zh as zh
 from rag.lang.english import ordinary
+from rag.lang.intent import asks_comparison
 from rag.lang.messages import MESSAGES
 from rag.lang.pointers_zh import Pointers
 from rag.types import TIERS
@@ -239,15 +240,6 @@ def tier_asked(text: str) -> str:
     return zh.tier_asked(text) if zh.has_han(text) else ""
 
 
-_COMPARISON = re.compile(
-    # "differ", "different", "difference", not "differential" ("the Differential Transformer")
-    r"\b(?:compare|comparison|contrast|differ(?:s|ence|ences|ent|ently)?|versus|vs\.?|"
-    r"in\s+common|similar(?:ity|ities|ly)?|"
-    r"which\s+is\s+better)\b",
-    re.IGNORECASE,
-)
-
-
 def compares_all(question: str) -> bool:
     """A comparison of the list that names no paper nor topic: a comparison button's label
     typed ("Compare the cited papers"), "compare them", "比较一下". Made only of the words of
@@ -259,7 +251,7 @@ def compares_all(question: str) -> bool:
             found = set(re.findall(r"[^\W\d_]+|\d+", text))
             if found and found <= set(words.casefold().split()) and is_comparison(question):
                 return True
-        elif zh.has_han(text) and zh.is_comparison(text):  # no spaces: remove the words
+        elif zh.has_han(text) and asks_comparison(text):  # no spaces: remove the words
             left = re.sub(r"[\W_]+", "", text)
             for word in sorted(words.split(), key=len, reverse=True):
                 left = left.replace(word, "")
@@ -270,7 +262,7 @@ def compares_all(question: str) -> bool:
 
 def is_comparison(question: str) -> bool:
     """ "compare the first two", "how do they differ?", "比较一下它们": side by side."""
-    return bool(_COMPARISON.search(question)) or zh.is_comparison(question)
+    return asks_comparison(question)
 
 
 def topic_terms(question: str) -> set[str]:

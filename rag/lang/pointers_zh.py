@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rag.lang.intent import asks_comparison
+
 _DIGITS = {"一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9, "十": 10}  # fmt: skip
 _N = r"(\d{1,2}|十|[一二两三四五六七八九])"
@@ -38,7 +40,6 @@ _ASKS = {
     "link": re.compile(r"链接|网址|地址|网页|在哪(?:里)?(?:可以)?(?:看|读|找|下载)"),
     "authors": re.compile(r"作者|谁写|谁提出|谁做|是谁"),
 }
-_COMPARISON = re.compile(r"比较|对比|区别|不同|异同|相比|差异|哪个更好|哪篇更好")
 
 
 @dataclass
@@ -107,4 +108,5 @@ def asks(text: str) -> tuple[str, ...]:
 
 
 def is_comparison(text: str) -> bool:
-    return _COMPARISON.search(text) is not None
+    """The comparison words are the intent's, in both languages (`intent_words.toml`)."""
+    return asks_comparison(text)
