@@ -36,7 +36,7 @@ import numpy as np
 from rag.answer.support import best_quotes
 from rag.corpus.loaders import load_jsonl
 from rag.index.bm25 import KeywordIndex
-from rag.index.chunking import split_sentences
+from rag.index.passages import split_sentences
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.calibration import MINILM
 from rag.settings import BUNDLED_PAPERS, EVAL_DATA, get_settings, with_overrides

@@ -48,7 +48,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from bench.calibrate_threshold import corpus_settings, read_questions
 from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
-from rag.index.chunking import sentences
+from rag.index.passages import sentences
 from rag.models.factory import make_embeddings
 from rag.settings import EVAL_DATA, with_overrides
 from testkit.openai_server import OpenAIServer

@@ -36,8 +36,8 @@ from rag.cli.main import EVAL_QUESTIONS as QUESTIONS
 from rag.corpus.seeds import load_corpus
 from rag.evaluation.evaluate import TutorialPipeline, run_eval
 from rag.evaluation.metrics import load_questions
-from rag.index.chunking import chunk_paper, token_counter
 from rag.index.ingest import build_index
+from rag.index.passages import chunk_paper, token_counter
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, get_settings, with_overrides
 

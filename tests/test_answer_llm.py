@@ -25,8 +25,8 @@ from rag.answer.prompts import NOT_ANSWERED
 from rag.answer.refusal import NO_COVERAGE
 from rag.cli.main import main
 from rag.errors import AnswerError
-from rag.index.chunking import sentences
 from rag.index.ingest import build_index
+from rag.index.passages import sentences
 from rag.lang.messages import MESSAGES
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings, get_settings, with_overrides

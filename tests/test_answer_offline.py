@@ -19,7 +19,7 @@ from rag.answer.pipeline import stream_answer as stream
 from rag.answer.refusal import ENGLISH_ONLY, NO_COVERAGE
 from rag.cli.main import main
 from rag.errors import AnswerError
-from rag.index.chunking import sentences
+from rag.index.passages import sentences
 from rag.lang.messages import MESSAGES
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings

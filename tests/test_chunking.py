@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rag.corpus.loaders import load_papers
-from rag.index.chunking import chunk_paper, sentences, split_sentences, token_counter
+from rag.index.passages import chunk_paper, sentences, split_sentences, token_counter
 from rag.models.minilm import LocalEmbeddings, load_tokenizer
 from rag.settings import get_settings
 from rag.types import Chunk, Paper
@@ -135,7 +135,7 @@ SEED_DIGEST = "4cdcd0d2ec295a1c62f15d2e3eb9344f95bd76fb6510ea2236988cc322f59193"
 CHUNK_SEEDS = """
 import json
 from rag.corpus.loaders import load_papers
-from rag.index.chunking import chunk_paper, token_counter
+from rag.index.passages import chunk_paper, token_counter
 from rag.models.minilm import load_tokenizer
 from rag.settings import SEED_FILES
 count = token_counter(load_tokenizer())

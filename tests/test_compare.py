@@ -15,7 +15,7 @@ from rag.cli.main import main
 from rag.corpus.loaders import load_papers
 from rag.errors import CompareError
 from rag.explore.compare import ASPECTS, compare_offline, compare_papers
-from rag.index.chunking import sentences
+from rag.index.passages import sentences
 from rag.models.factory import make_chat_model
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import LLMSettings, Settings, with_overrides

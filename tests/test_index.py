@@ -23,9 +23,9 @@ from rag.cli.main import main
 from rag.corpus.loaders import load_papers
 from rag.errors import IndexMismatchError, ModelError
 from rag.index.bm25 import KeywordIndex
-from rag.index.chunking import chunk_paper, token_counter
 from rag.index.ingest import SHIPPED_PAPERS_PER_BATCH, build_index
 from rag.index.papers import PaperIndex
+from rag.index.passages import chunk_paper, token_counter
 from rag.models.minilm import bundled_model_dir, load_tokenizer, verify_weights
 from rag.retrieval.retriever import Retriever
 from rag.settings import Settings

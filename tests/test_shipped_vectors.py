@@ -27,10 +27,10 @@ from rag.corpus.loaders import load_papers
 from rag.corpus.seeds import load_corpus
 from rag.explore.shipped_map import MAP_FILE, map_key, read_shipped_map
 from rag.explore.topicmap import SEED, load_topic_map, map_path, read_cached_map
-from rag.index.chunking import chunk_paper, token_counter
 from rag.index.ingest import build_index
 from rag.index.multilingual import paper_text
 from rag.index.papers import PaperIndex
+from rag.index.passages import chunk_paper, token_counter
 from rag.index.shipped import (
     MULTILINGUAL_FILE,
     REBUILD,

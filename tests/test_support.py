@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.answer.support import best_quotes
 from rag.cli.main import main
-from rag.index.chunking import sentences
 from rag.index.ingest import build_index
+from rag.index.passages import sentences
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.calibration import MINILM
 from rag.settings import Settings, with_overrides

@@ -16,8 +16,8 @@ import pytest
 from rag.answer.pipeline import answer, open_assistant
 from rag.common.lexical import terms
 from rag.corpus.seeds import load_corpus
-from rag.index.chunking import chunk_paper
 from rag.index.ingest import build_index
+from rag.index.passages import chunk_paper
 from rag.settings import BUNDLED_CORPUS, Settings
 from rag.types import Paper
 from tests.helpers import make_settings, run_cli

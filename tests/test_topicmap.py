@@ -183,7 +183,7 @@ def test_a_corrupt_cache_is_recomputed(
 
 
 def test_server_mode_keeps_one_map_cache_per_server(tmp_path: Path) -> None:
-    from rag.index.bm25_cache import keyword_dir
+    from rag.index.bm25 import keyword_dir
 
     base = make_settings(tmp_path / "cache")
     one = with_overrides(base, {"store": {"mode": "http", "host": "10.0.0.1", "port": 8000}})

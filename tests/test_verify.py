@@ -8,7 +8,7 @@ import pytest
 
 from rag.answer.markers import check_citations, parse_markers, renumber, source_order
 from rag.answer.support import best_quotes, claims
-from rag.index.chunking import sentences
+from rag.index.passages import sentences
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.calibration import MINILM
 from rag.types import Paper

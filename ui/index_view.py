@@ -142,7 +142,7 @@ def serve_during_build(settings: Settings, status: BuildStatus) -> Assistant | N
     """The open index while an ingest adds to it (or after one stopped): the chat goes on.
 
     Searches see each paper once it is whole; BM25, the names and the map move to the new
-    generation at the first question after the ingest ends (rag.index.bm25_cache). No fragment
+    generation at the first question after the ingest ends (rag.index.bm25). No fragment
     polls here: a rerun from one used to land in the middle of a streamed answer.
     """
     try:

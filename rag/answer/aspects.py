@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rag.answer.extractive import contribution_sentence
 from rag.answer.markers import inert_markers
 from rag.answer.support import Quote
-from rag.index.chunking import sentences
+from rag.index.passages import sentences
 from rag.lang.messages import MESSAGES
 from rag.types import RetrievedPaper
 

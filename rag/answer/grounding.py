@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import MARKER
-from rag.index.chunking import split_sentences
+from rag.index.passages import split_sentences
 from rag.lang.messages import question_language
 
 if TYPE_CHECKING:

@@ -34,8 +34,8 @@ from langchain_core.embeddings import Embeddings
 from rag.answer.support import spell_out
 from rag.common.lexical import terms
 from rag.common.similarity import unit_rows
-from rag.index.chunking import sentences
 from rag.index.papers import PaperIndex
+from rag.index.passages import sentences
 from rag.lang.gloss import english_query
 from rag.lang.question_kind import list_subject
 from rag.retrieval.calibration import Calibration

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from rag.answer.assistant import Assistant
 from rag.answer.judge import Judge, Judged, Verdict
 from rag.answer.prompts import judge_messages
 from rag.answer.streaming import reply_text, within
@@ -139,12 +138,3 @@ def _clean_reason(reason: Any) -> str:
         return ""
     line = " ".join(without_surrogates(reason).split())
     return line if len(line) <= MAX_REASON_CHARS else line[: MAX_REASON_CHARS - 1] + "…"
-
-
-def judge_for(assistant: Assistant, budget: Budget) -> Judge:
-    """The model judges a list when one answers (`llm.judge`), within the answer's budget;
-    else the index's signals do."""
-    model = assistant.chat_model
-    if model is None or assistant.settings.llm.judge != "model":
-        return assistant.judge
-    return ModelJudge(model, assistant.model, assistant.judge, budget)

@@ -40,8 +40,8 @@ from rag.answer.conversation import (
 )
 from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
-from rag.answer.judge import judged_on_topic, kept
-from rag.answer.model_judge import judge_for
+from rag.answer.judge import Judge, judged_on_topic, kept
+from rag.answer.model_judge import ModelJudge
 from rag.answer.records import question_filters, record_answer, title_records_answer
 from rag.answer.writer import refuse, write
 from rag.lang.intent import understand
@@ -189,3 +189,12 @@ def _prepare(
     if not turn.verdict.answers:
         turn.result = refuse(turn, assistant)
     return turn
+
+
+def judge_for(assistant: Assistant, budget: Budget) -> Judge:
+    """The model judges a list when one answers (`llm.judge`), within the answer's budget;
+    else the index's signals do."""
+    model = assistant.chat_model
+    if model is None or assistant.settings.llm.judge != "model":
+        return assistant.judge
+    return ModelJudge(model, assistant.model, assistant.judge, budget)

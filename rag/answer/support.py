@@ -4,7 +4,7 @@ Markers are parsed in the forms `[1]`, `[1, 2]`, `[1][2]` and `[1-3]`. Numbers t
 source are removed from the text and counted. Then `source_order` and `renumber` number the
 sources as the reader sees them: cited sources first, 1..k in order of first citation, then
 the uncited ones, with no gaps (the one place numbers change). Each cited source gets one
-quote: the sentence of its abstract (an exact slice, from `rag.index.chunking.split_sentences`)
+quote: the sentence of its abstract (an exact slice, from `rag.index.passages.split_sentences`)
 that best supports the answer sentences citing it, by the embedding model's similarity plus
 the rare terms they share (`rag.common.lexical`).
 
@@ -31,7 +31,7 @@ from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.lexical import lexical_scores
 from rag.common.similarity import unit_rows
-from rag.index.chunking import split_sentences
+from rag.index.passages import split_sentences
 from rag.index.shipped import StoredVectors
 from rag.lang.gloss import english_part, is_english
 from rag.retrieval.calibration import MINILM, Calibration
@@ -281,8 +281,7 @@ def embedded_texts(paper: Paper) -> list[str]:
     """What the answer stage embeds of a paper: its shown title and its sentences (the list
     cut, rag.answer.list_cut) and its passages (the extractive writer), abbreviations spelled
     out. `rag vectors build` ships their vectors for the bundled corpus."""
-    from rag.index.chunking import sentences
-    from rag.index.passages import passages
+    from rag.index.passages import passages, sentences
 
     if not paper.abstract:
         return [paper.shown_title]

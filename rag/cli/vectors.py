@@ -57,9 +57,9 @@ def run_vectors(args: argparse.Namespace, settings: Settings) -> int:
 
 def _write_files(args: argparse.Namespace, settings: Settings) -> None:
     from rag.corpus.seeds import load_corpus
-    from rag.index.chunking import token_counter
     from rag.index.ingest import build_index
     from rag.index.papers import PaperIndex
+    from rag.index.passages import token_counter
     from rag.index.shipped import MULTILINGUAL_FILE, chunk_file, chunk_key, multilingual_key
     from rag.index.shipped_chunks import PLAN_FILE, make_plan
     from rag.index.shipped_manifest import write_sums

@@ -23,7 +23,7 @@ from rag.answer.fence import defuse
 from rag.answer.markers import check_citations
 from rag.common.side_files import without_surrogates
 from rag.errors import CompareError
-from rag.index.chunking import split_sentences
+from rag.index.passages import split_sentences
 from rag.settings import LLMSettings
 from rag.types import MAX_COMPARED, MIN_COMPARED, OFFLINE_MODEL, Paper
 from rag.venue import VENUE

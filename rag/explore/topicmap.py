@@ -290,7 +290,7 @@ def trustworthiness(vectors: np.ndarray, xy: np.ndarray, k: int = 10) -> float:
 
 def map_path(settings: Settings) -> Path:
     """The cached map beside the index; per server, like the BM25 cache."""
-    from rag.index.bm25_cache import keyword_dir
+    from rag.index.bm25 import keyword_dir
 
     folder = keyword_dir(settings)
     return folder.with_name(folder.name.replace("keyword", "topicmap", 1) + ".json")

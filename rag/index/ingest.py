@@ -21,10 +21,10 @@ from langchain_core.embeddings import Embeddings
 
 from rag.errors import StoreError
 from rag.index.build_status import mark_built
-from rag.index.chunking import TokenCounter, chunk_paper, sentences
 from rag.index.disk_space import SpaceReserve, is_disk_full
 from rag.index.lock import ingest_lock
 from rag.index.papers import PaperIndex, paper_metadata
+from rag.index.passages import TokenCounter, chunk_paper, sentences
 from rag.index.shipped import (
     StoredVectors,
     chunk_vectors,
@@ -74,7 +74,7 @@ def build_index(
 ) -> IngestReport:
     """Load `paths` (default: the configured corpus) and ingest them into the index."""
     from rag.corpus.seeds import load_corpus
-    from rag.index.chunking import token_counter
+    from rag.index.passages import token_counter
     from rag.models.factory import make_embeddings
     from rag.models.minilm import load_tokenizer
 

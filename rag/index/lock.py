@@ -13,7 +13,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from rag.errors import StoreError
-from rag.index.bm25_cache import keyword_dir
+from rag.index.bm25 import keyword_dir
 from rag.index.store import check_not_a_file, describe_store, reason
 from rag.settings import Settings
 

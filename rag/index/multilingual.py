@@ -22,7 +22,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.errors import MultilingualError
-from rag.index.chunking import sentences
+from rag.index.passages import sentences
 from rag.index.shipped import StoredVectors, embed_with
 from rag.index.store import HNSW, searched_exactly, write_new_or_changed
 from rag.models.multilingual import MODEL_NAME, WEIGHTS_SHA256, LazyMultilingualEmbeddings

@@ -2,7 +2,7 @@
 
 This module opens the collections, checks what they were built with, and reads them; writing
 papers into them is `rag.index.ingest`. Connecting lives in `rag.index.store`, the ingest lock in
-`rag.index.lock`, the BM25 cache in `rag.index.bm25_cache`.
+`rag.index.lock`, the BM25 cache in `rag.index.bm25`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.errors import IndexMismatchError, IndexMissingError, StaleVectorsError, StoreError
-from rag.index.bm25 import KeywordIndex
-from rag.index.bm25_cache import KeywordCache, keyword_dir
+from rag.index.bm25 import KeywordCache, KeywordIndex, keyword_dir
 from rag.index.lock import ingest_lock, lock_path
 from rag.index.store import (
     HNSW,
@@ -244,7 +243,7 @@ class PaperIndex:
 
     def chunk_texts(self, title_records: bool = True) -> tuple[list[str], list[str], list[str]]:
         """Every chunk's id, paper and text. The text is the paper's title and its slice of the
-        abstract (as `rag.index.chunking` made it), or the Chroma document of an index written
+        abstract (as `rag.index.passages` made it), or the Chroma document of an index written
         before chunks stopped storing one. `title_records=False` leaves out the chunks of papers
         without an abstract."""
         abstracts = {p.id: p for p in self.all_papers()}

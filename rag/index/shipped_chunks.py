@@ -1,6 +1,6 @@
 """Chunk boundaries shipped with the bundled corpus, so a first ingest runs no tokenizer.
 
-`rag.index.chunking` measures every sentence with MiniLM's tokenizer: 2.6 s of an 11 s shipped
+`rag.index.passages` measures every sentence with MiniLM's tokenizer: 2.6 s of an 11 s shipped
 ingest, for boundaries that depend only on a paper's title and abstract, the tokenizer (it
 comes with the weights, checked by SHA-256) and the chunking settings. `rag vectors build` (or
 `rag vectors chunks`) writes them to data/iclr2025/chunks.json.gz under those keys; a paper
@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from rag.index.chunking import TokenCounter, chunk_paper
+from rag.index.passages import TokenCounter, chunk_paper
 from rag.index.shipped import FORMAT, local_backend
 from rag.settings import BUNDLED_CORPUS, Settings
 from rag.types import Chunk, Paper

@@ -31,8 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rag.common.lexical import STOPWORDS, terms
-from rag.index.bm25 import KeywordIndex
-from rag.index.bm25_cache import SavedPerGeneration
+from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.english import as_typed, made_up, ordinary
 from rag.lang.gloss import title_text

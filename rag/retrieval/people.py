@@ -20,8 +20,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from rag.common.lexical import STOPWORDS, terms
-from rag.index.bm25 import KeywordIndex
-from rag.index.bm25_cache import SavedPerGeneration
+from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.english import english_words
 from rag.lang.intent import phrase_pattern, words

@@ -46,8 +46,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from rag.common.lexical import STOPWORDS, stem
-from rag.index.bm25 import KeywordIndex
-from rag.index.bm25_cache import SavedPerGeneration
+from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.english import american, as_typed
 from rag.lang.gloss import english_query, title_text
