@@ -20,6 +20,10 @@ answered offline, as the page answers it, and the answer is read back:
 are reported, never printed. Questions 121-144 (split "fresh-*", 2026-12-05) were written
 later, before their results were seen: a person no accepted paper lists as an author ("papers
 by Tri Dao"), and a list question after a preamble ("I'm new to GNNs. Which papers ...").
+
+`--questions data/eval/intent_questions_new.jsonl` (112 questions, 16 per kind, 6 of them
+Chinese; 2026-12-06) was written the same way, later, by a helper who saw no code, result nor
+earlier set: splits "new-dev" and "new-heldout" (odd and even ids).
 """
 
 from __future__ import annotations

@@ -294,8 +294,15 @@ def understand(question: str) -> Intent:
         kind = "count"
     elif asked.tier_asked:
         kind = "tier"
-    elif is_list_request(search) or is_list_request(text) or (asked.listing and asked.tiers):
-        kind = "list"  # "what are the orals about X?", "关于X的口头报告有哪些？": a tier's papers
+    elif (
+        is_list_request(search)
+        or is_list_request(text)
+        or (
+            asked.listing and asked.tiers
+        )  # "what are the orals about X?", "关于X的口头报告有哪些？"
+        or asked.number  # "can you recommend 3 papers to start with", "推荐五篇做 X 的论文"
+    ):
+        kind = "list"
     elif is_summary_request(text):
         kind = "summary"
     else:

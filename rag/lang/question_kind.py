@@ -31,8 +31,10 @@ LIST_REQUEST = re.compile(
     r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
     r"progress|studies|advances)\b|\b(?:list|show|find|recommend|suggest)\s+(?:me\s+)?"
     r"(?:the\s+|some\s+|a\s+few\s+)?(?:good\s+|key\s+|important\s+)?(?:papers|works|studies)\b|"
-    # "I'm into X, what should I read?", "a reading list on X", "must-read papers on X"
-    r"\bwhat\s+(?:should|shall|can|could|do)\s+i\s+read\b|\breading\s+list\b|\bmust[- ]reads?\b|"
+    # "I'm into X, what should I read?", "which ones should i look at", "a reading list on X",
+    # "must-read papers on X"
+    r"\b(?:what|which(?:\s+ones)?)\s+(?:should|shall|can|could|do)\s+i\s+(?:\w+\s+)?"
+    r"(?:read|look\s+at|check\s+out|start\s+with)\b|\breading\s+list\b|\bmust[- ]reads?\b|"
     r"\boverview\s+of\s+(?:the\s+)?(?:work|research|papers)\b|"
     r"\brecent\s+(?:work|papers|advances|progress)\s+(?:on|in)\b"
     r"|\bpapers\s+(?:on|about|related\s+to|regarding|concerning|covering|dealing\s+with)\b"
@@ -55,6 +57,7 @@ LIST_REQUEST_ZH = re.compile(
     r"|给我(?:几|[两二三四五六七八九十\d]+)篇"
     r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些|求推荐|推荐一下"
     r"|关于[^？?]{1,30}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
+    r"|找(?:一些|些|几篇)[^？?，,。]{0,60}?(?:论文|文章|工作|研究)"
 )
 # What is left after the list's frame: the words a listed paper must be about
 # ("Which papers propose benchmarks for web agents?" -> "benchmarks for web agents?").
@@ -194,7 +197,17 @@ def list_subject(question: str) -> str:
     if found is None:
         return question
     rest = without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
+    if not rest:  # "... a bunch of papers on X, which ones should i look at?": X is before it
+        named = list(_PAPERS_ON.finditer(question[: found.start()]))
+        rest = question[named[-1].end() : found.start()].strip(" ,.;:-") if named else ""
     return rest or question
+
+
+# Where a subject written before its list frame starts: after "papers (this year) on".
+_PAPERS_ON = re.compile(
+    r"\b(?:papers?|works?|research|studies)\b(?:\s+[\w']+){0,3}?\s+(?:on|about|regarding)\s+",
+    re.IGNORECASE,
+)
 
 
 def without_asking(subject: str) -> str:
