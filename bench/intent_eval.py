@@ -24,6 +24,8 @@ by Tri Dao"), and a list question after a preamble ("I'm new to GNNs. Which pape
 `--questions data/eval/intent_questions_new.jsonl` (112 questions, 16 per kind, 6 of them
 Chinese; 2026-12-06) was written the same way, later, by a helper who saw no code, result nor
 earlier set: splits "new-dev" and "new-heldout" (odd and even ids).
+`data/eval/intent_questions_more.jsonl` (112 more, the same day, other styles: search-box
+queries, polite and indirect asks, long messages): "more-dev" and "more-heldout".
 """
 
 from __future__ import annotations

@@ -58,3 +58,95 @@ def test_the_subject_before_the_frame_is_answered_not_refused(corpus: Assistant)
     result = answer(LABMATE, assistant=corpus)
     assert not result.abstained
     assert TEST_TIME_COMPUTE in [c.paper_id for c in result.citations]
+
+
+# A third set (data/eval/intent_questions_more.jsonl, its dev half): search-box queries,
+# polite and indirect asks, a question after a preamble.
+@pytest.mark.parametrize(
+    ("question", "tiers", "number"),
+    [
+        ("watermarking llm outputs iclr25 posters", ("Poster",), 0),
+        (
+            "I'd love to know which oral papers dealt with scaling laws — a couple would be "
+            "enough.",
+            ("Oral",),
+            2,
+        ),
+        (
+            "Is there any chance you could recommend 4 papers about LLM agents for web navigation?",
+            (),
+            4,
+        ),
+    ],
+)
+def test_search_box_and_polite_lists(question: str, tiers: tuple[str, ...], number: int) -> None:
+    intent = understand(question)
+    assert (intent.kind, intent.asked.tiers, intent.asked.number) == ("list", tiers, number)
+
+
+def test_a_list_subject_leaves_out_the_frame_around_it() -> None:
+    assert understand("model merging / task arithmetic papers").subject == (
+        "model merging / task arithmetic"
+    )
+    assert understand(
+        "I'd love to know which oral papers dealt with scaling laws — a couple would be enough."
+    ).subject == ("scaling laws")
+
+
+@pytest.mark.parametrize(
+    ("question", "tiers"),
+    [
+        ("count spotlight diffusion", ()),
+        ("# of kv-cache papers (poster)", ("Poster",)),
+        ("想知道 ICLR 2025 有多少 paper 在做 speculative decoding？", ()),
+        ("how many spotlight and oral papers introduced new benchmarks for LLM safety?", None),
+        ("Could you tell me how many oral or spotlight papers are about watermarking?", None),
+    ],
+)
+def test_counts_as_users_type_them(question: str, tiers: tuple[str, ...] | None) -> None:
+    intent = understand(question)
+    assert intent.kind == "count"
+    assert set(intent.asked.tiers) == (set(tiers) if tiers is not None else {"Oral", "Spotlight"})
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "sana oral?",
+        "kan kolmogorov arnold networks tier",
+        "Sorry to bother you — was Lean-STaR a spotlight?",
+        "could you tell me the acceptance tier of MagicPIG: LSH Sampling for Efficient LLM "
+        "Generation?",
+        "He thinks it's an oral. Could you tell me what its presentation type was?",
+        "Training Language Models to Self-Correct via Reinforcement Learning 这篇拿到 oral 了没？",
+    ],
+)
+def test_a_paper_s_tier_asked_in_passing(question: str) -> None:
+    assert understand(question).kind == "tier"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is there any chance you could recommend 4 papers about web agents? Doesn't matter "
+        "whether they're posters or orals.",
+        "I saw a poster on FlexPrefill. Is it any good for long prompts?",
+    ],
+)
+def test_a_tier_word_outside_the_yes_no_sentence_asks_no_tier(question: str) -> None:
+    assert understand(question).kind != "tier"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["flexprefill authors", "LiveBench 这个 contamination-limited benchmark 是哪些人做的？"],
+)
+def test_who_made_it_asks_for_the_authors(question: str) -> None:
+    assert understand(question).asked.authors_of
+
+
+def test_a_tier_asked_after_a_preamble_is_answered_from_the_record(corpus: Assistant) -> None:
+    result = answer("Sorry to bother you — was Lean-STaR a spotlight?", assistant=corpus)
+    assert not result.abstained
+    assert result.citations[0].paper_id == "SOWZ59UyNc"  # Lean-STaR, Accept (Spotlight)
+    assert result.answer.startswith("Yes")

@@ -87,20 +87,18 @@ TIER_CHOICE = "which"
 
 # After a tier word in a list question, the words that keep it a tier ("orals on X", "oral
 # papers"); any other word makes it a topic ("oral cancer").
-_AFTER_TIER = frozenset("on about in for related regarding that which are with at from".split())
+_AFTER_TIER = frozenset(
+    "on about in for related regarding that which are with at from and or".split()
+)
 
 
 def read_question(question: str) -> Asked:
     """The filters and record questions `question` states, from the word lists."""
     text = " ".join(question.split())
-    lower = text.casefold()
     zh = any(_chinese(c) for c in text)
     listing = _opens_list(text)
     count = _counts(text)
-    tagged = _number_patterns().tag.search(lower) is not None
-    yes_no = (
-        not zh and (lower.split(" ", 1)[0] in words()["words"]["yes_no_openers"] or tagged)
-    ) or (zh and _has(text, "yes_no_zh"))
+    asks = _yes_no_span(text, zh)  # where a yes/no question about a paper is
     nouns = set(words()["words"]["tier_nouns"])
     tiers: list[str] = []
     asked = ""
@@ -110,7 +108,8 @@ def read_question(question: str) -> Asked:
             word = m.group().casefold()
             after = text[m.end() :].split()
             following = re.sub(r"[^\w]", "", after[0].casefold()) if after else ""
-            if yes_no:  # "Is X an oral?"; "an oral or a poster?" asks which
+            if asks is not None and asks[0] <= m.start() < asks[1]:
+                # "Is X an oral?"; "an oral or a poster?" asks which
                 asked = tier if asked in ("", tier) else TIER_CHOICE
                 continue
             plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
@@ -127,12 +126,18 @@ def read_question(question: str) -> Asked:
                     tiers.append(tier)
                 # A Chinese tier word leaves no gap: "哪些口头报告论文" reads as "哪些论文".
                 search = search.replace(m.group(), "" if _chinese(word) else " ", 1)
+    # A name and what is asked of it, typed as into a search box: "flexprefill authors",
+    # "kan kolmogorov arnold networks tier".
+    said = text.casefold().rstrip(" ?？").split()
+    last = said[-1] if 1 < len(said) <= 6 else ""
+    if not (asked or tiers or listing or count) and (_has(text, "tier_asks") or last == "tier"):
+        asked = TIER_CHOICE  # "what was its presentation type?", "the acceptance tier of X"
     return Asked(
         tiers=tuple(tiers),
         tier_asked=asked,
         count=count,
         people=_has(text, "people"),
-        authors_of=_has(text, "authors_of"),
+        authors_of=_has(text, "authors_of") or last in ("author", "authors"),
         # "..., 3 is enough", "give me seven": how many, not what about
         search=without_venue(_number_patterns().alone.sub(" ", search)),
         listing=listing,
@@ -208,19 +213,51 @@ def _opens_list(text: str) -> bool:
     return m is not None and (_chinese(m.group()) or not text[: m.start()].strip())
 
 
+def _yes_no_span(text: str, zh: bool) -> tuple[int, int] | None:
+    """Where a yes/no question about a paper is: all of `text` when it ends with a tag
+    ("..., right?", "can you double check"), is a name and a tier ("sana oral?") or, in
+    Chinese, holds a yes/no word; else the sentence that opens with its word, first or after a
+    stop or a dash ("Is X an oral?", "Sorry to bother you — was Lean-STaR a spotlight?"), not
+    the sentences after it ("Is there any chance you could recommend 4 papers ...? Doesn't
+    matter whether they're posters or orals."); None when there is none."""
+    whole = (0, len(text))
+    if zh:
+        return whole if _has(text, "yes_no_zh") else None
+    lower = text.casefold()
+    said = lower.rstrip(" ?？").split()
+    singular = {w for t in TIERS for w in words()["tiers"][t] if not w.endswith("s")}
+    if _number_patterns().tag.search(lower) is not None or (
+        lower.rstrip().endswith(("?", "？")) and 1 < len(said) <= 4 and said[-1] in singular
+    ):
+        return whole
+    openers = words()["words"]["yes_no_openers"]
+    starts = [0] if said and said[0] in openers else []
+    starts += [c.start(1) for c in _CLAUSE.finditer(text) if c.group(1).casefold() in openers]
+    if not starts:
+        return None
+    end = _SENTENCE_END.search(text, starts[0])
+    return starts[0], end.end() if end is not None else len(text)
+
+
+# A clause after a stop or a dash, and its first word; the end of a sentence.
+_CLAUSE = re.compile(r"(?:[.!?;:]|\s[—–-])\s+(\w+)")
+_SENTENCE_END = re.compile(r"[?!？]|\.(?=\s|$)")
+
+
 def _counts(text: str) -> bool:
     """A count of papers: "how many papers/orals ...", "多少篇", "几篇"."""
     m = phrase_pattern(tuple(words()["words"]["count"])).search(text)
     if m is None:
         return False
     if _chinese(m.group()):
-        return "篇" in text[m.start() : m.end() + 3] or "论文" in text
+        return "篇" in text[m.start() : m.end() + 3] or "论文" in text or "paper" in text.casefold()
     following = text[m.end() :].split()[:4]
     return any(re.sub(r"[^\w]", "", w.casefold()) in _COUNTED for w in following)
 
 
 _COUNTED = frozenset(
-    "paper papers work works orals spotlights posters submissions articles publications".split()
+    "paper papers work works oral orals spotlight spotlights poster posters submissions articles"
+    " publications".split()
 )
 
 
@@ -297,9 +334,7 @@ def understand(question: str) -> Intent:
     elif (
         is_list_request(search)
         or is_list_request(text)
-        or (
-            asked.listing and asked.tiers
-        )  # "what are the orals about X?", "关于X的口头报告有哪些？"
+        or asked.tiers  # a tier filter: "what are the orals about X?", "X iclr25 posters"
         or asked.number  # "can you recommend 3 papers to start with", "推荐五篇做 X 的论文"
     ):
         kind = "list"

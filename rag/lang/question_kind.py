@@ -24,7 +24,7 @@ LIST_REQUEST = re.compile(
     # read?"): papers only ("In X, which methods ..." asks about X)
     r"|(?:[,;:—–]|\s-)\s*(?:(?:now|so|ok|okay|then|and|also|anyway|well|next)\W+)*"
     r"(?:which|what)\s+(?:(?:recent|new|other)\s+)?(?:papers|works|studies|articles|orals"
-    r"|spotlights|posters)\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
+    r"|spotlights|posters)\b|\bwhich\s+(?:(?:recent|new|other)\s+)?papers\b|\bany\s+(?:(?:recent|new)\s+)?(?:work|papers?|research"
     r"|studies|methods)\s+(?:on|about|that|for|in|using|which|to)\b|\bare\s+there\s+(?:any\s+)?"
     r"(?:papers|works|studies|methods|approaches|orals|spotlights|posters)\b"
     r"|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
@@ -65,7 +65,8 @@ _FRAME_VERBS = re.compile(
     r"^(?:\W|\b(?:are\s+there|is\s+there|exist|that|which|who|do|does|on|about|in|for|to"
     r"|study|studies|studying|propose"
     r"|proposes|use|uses|using|explore|explores|investigate|investigates|analy[sz]e|introduce"
-    r"|introduces|present|presents|address|addresses|tackle|tackles)\b)+",
+    r"|introduces|present|presents|address|addresses|tackle|tackles"
+    r"|(?:deal|deals|dealt|dealing)\s+with|(?:focus|focuses|focused)\s+on)\b)+",
     re.IGNORECASE,
 )
 
@@ -200,6 +201,11 @@ def list_subject(question: str) -> str:
     if not rest:  # "... a bunch of papers on X, which ones should i look at?": X is before it
         named = list(_PAPERS_ON.finditer(question[: found.start()]))
         rest = question[named[-1].end() : found.start()].strip(" ,.;:-") if named else ""
+    if not rest:  # "model merging / task arithmetic papers": the words before "papers"
+        before = _TRAILING_PAPERS.sub("", question).strip(" ,.;:-")
+        rest = before if _topic_words(before) else ""  # "Which papers?" names no topic
+    # "... dealt with scaling laws — a couple would be enough": the number was taken out
+    rest = re.sub(r"\s+[—–-]\s*\.?$", "", rest)
     return rest or question
 
 
@@ -208,6 +214,8 @@ _PAPERS_ON = re.compile(
     r"\b(?:papers?|works?|research|studies)\b(?:\s+[\w']+){0,3}?\s+(?:on|about|regarding)\s+",
     re.IGNORECASE,
 )
+# A topic, then "papers" ("mixture of experts papers"): the words before it.
+_TRAILING_PAPERS = re.compile(r"\s+papers(?:\s+(?:only|please|pls|plz))?\s*[?.!]*$", re.I)
 
 
 def without_asking(subject: str) -> str:
