@@ -13,7 +13,8 @@ each before (the answerer of --baseline-ref, run from a `git archive` of it in a
 or the old follow-up rule: history only) and after, in the same run:
 
 - data/eval/conversations.jsonl (and conversations_heldout.jsonl, written after the resolver and
-  not used to change it): scripted conversations whose follow-ups point at the previous
+  not used to change it; conversations_new.jsonl and its held-out twin, 2026-12-06, written by a
+  helper who saw no code nor result): scripted conversations whose follow-ups point at the previous
   answer's numbered sources ("the second one", "[3]", "the FlexPrefill paper", "which of
   them are orals?"); a turn counts when the papers it cites are exactly the ones meant
   (for "which of them are orals?" with none: when it says so).
@@ -173,8 +174,11 @@ def main(argv: list[str] | None = None) -> int:
             BENCH / "conversations.jsonl",
             BENCH / "conversations_heldout.jsonl",
             BENCH / "conversations_zh.jsonl",
+            BENCH / "conversations_new.jsonl",
+            BENCH / "conversations_new_heldout.jsonl",
         ],
-        help="conversation sets (the second, by default, was written after the resolver)",
+        help="conversation sets (the second and the last, by default, are held out: their "
+        "misses are not printed)",
     )
     parser.add_argument("--list-questions", type=Path, default=BENCH / "list_questions.jsonl")
     parser.add_argument("--quote-labels", type=Path, default=BENCH / "quote_labels.jsonl")
@@ -329,7 +333,7 @@ def researcher_sections(args: argparse.Namespace, offline: Assistant, settings: 
             for conversation in conversations:
                 score_conversation(conversation, offline, with_previous, scores, exact)
             print(f"  {name:32s}  {scores.line()}")
-            if with_previous:
+            if with_previous and "heldout" not in path.name:
                 for miss in scores.misses[:8]:
                     print(f"    miss: {miss}")
 

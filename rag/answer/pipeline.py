@@ -122,7 +122,9 @@ def _prepare(
 ) -> Turn:
     """The turn up to the write stage: its sources and what the judge kept, or its result."""
     text = question_text(question)
-    before = earlier(text, previous, about)
+    # A follow-up's words as meant too ("secnd one?"): the index's spelling, as for a search.
+    spelling = assistant.retriever.spelling()
+    before = earlier(spelling.text(text), previous, about)
     if before.reference is not None and assistant.chat_model is None:
         searched = text  # the papers are known: nothing to join or search
     else:
@@ -145,7 +147,6 @@ def _prepare(
         return turn
     # What the question asks, read once, its mistyped words as meant ("difusion models"),
     # and the answer says how it read them.
-    spelling = assistant.retriever.spelling()
     intent = understand(spelling.text(searched))
     filters, note = question_filters(intent.asked, filters, text, spelling.changes(text))
     # The offline judge checks more candidates for a list than the sources setting shows

@@ -54,7 +54,7 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
     count = len(sources)
     if not count or not question.strip():
         return None
-    text = " ".join(question.split())
+    text = read.without_courtesy(" ".join(question.split()))
     cited = max(0, min(cited, count))
     scope = tuple(range(1, (cited or count) + 1))
     markers = [
@@ -93,6 +93,9 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         pointed = read.pronoun(text, scope)
         numbers, how = pointed.numbers, pointed.how
         spans += pointed.spans
+    if not numbers and not chinese and read.short_follow_up(text) and not read.topic_terms(text):
+        # "who are the authors?", "tell me more": nothing asked but of the papers just shown
+        numbers, how = list(scope), "pronoun" if len(scope) == 1 else "set"
     if not numbers:
         return None
     if (

@@ -71,6 +71,19 @@ _NUMBERED = re.compile(
     r"(?=\s*(?:[?.!,;:]|$)|\s+(?:and|or|vs\.?|versus)\b)",
     re.IGNORECASE,
 )
+# "compare 1 and 3", "2 vs 4" (read in a comparison only: "top 10 and 20" is no position)
+_COMPARED_NUMBERS = re.compile(
+    r"(?<![\w.#\[$])(\d{1,2})\s*(?:,|and|&|or|vs\.?|versus|with|to)\s*(\d{1,2})(?![\w.%])",
+    re.IGNORECASE,
+)
+# Courtesy around a follow-up ("compare the first two pls"): no part of what it points at.
+_COURTESY = re.compile(r"\b(?:please|pls|plz|thanks|thank\s+you|thx)\b[.!]*", re.IGNORECASE)
+
+
+def without_courtesy(text: str) -> str:
+    return " ".join(_COURTESY.sub(" ", text).split()) or text
+
+
 # "paper two", "source three"
 _NUMBERED_WORD = re.compile(
     r"\b(?:paper|source|reference|item|result|entry|number)\s+"
@@ -93,7 +106,7 @@ _ALL = re.compile(
     rf"\b(?:all|each|every\s*one)\s+of\s+(?:them|these|those|the\s+(?:above|{_NOUN}s))\b|"
     rf"\ball\s+(?:({_COUNT})|the\s+(?:above|listed|cited))\b|"
     rf"\b(?:these|those|the(?:se)?\s+({_COUNT}))\s+{_NOUN}s\b|"
-    r"\b(?:which|any|some|none|how\s+many|one)\s+of\s+(?:them|these|those|the\s+above)\b|"
+    r"\b(?:which|any|some|none|either|neither|how\s+many|one)\s+of\s+(?:them|these|those|the\s+above)\b|"
     r"\bamong\s+(?:them|these|those|the\s+above)\b|"
     r"\b(?:summari[sz]e|compare|contrast|rank|list)\s+(?:all\s+)?(?:these|those|them)\b|"
     r"\b(?:which|what)\s+ones\b|\bthe\s+ones\b|\bcompare\s+them\b",
@@ -177,6 +190,11 @@ def positions(text: str, count: int, taken: list[tuple[int, int]]) -> Pointers:
                 continue
             numbers = [_ordinal(w, count) for w in match.groups() if w]
             if all(1 <= n <= count for n in numbers):
+                take(match, numbers)
+    if is_comparison(text):  # "compare 1 and 3", "2 vs 4": bare numbers are positions
+        for match in _COMPARED_NUMBERS.finditer(text):
+            numbers = [int(match.group(1)), int(match.group(2))]
+            if all(1 <= n <= count for n in numbers) and not _overlaps(match.span(), found.spans):
                 take(match, numbers)
     for match in _FIRST_N.finditer(text):
         if _overlaps(match.span(), found.spans):

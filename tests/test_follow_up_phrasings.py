@@ -1,0 +1,72 @@
+"""Follow-ups as a new conversation set typed them (data/eval/conversations_new.jsonl, written
+by a helper who saw no code nor result): courtesy around a pointer, bare numbers compared, a
+typo in an ordinal, "either of those", and a question about nothing but the papers just shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.pipeline import Assistant, open_assistant
+from rag.answer.references import resolve
+from rag.models.minilm import LocalEmbeddings
+from rag.session import Session
+from rag.settings import Settings
+from tests.test_conversation import CITED, SOURCES, numbers
+
+
+@pytest.fixture(scope="module")
+def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
+    return open_assistant(corpus_settings, embeddings=embeddings)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("compare the first two pls", (1, 2)),
+        ("the 2nd one please, what datasets?", (2,)),
+        ("compare 1 and 3", (1, 3)),
+        ("how do 2 vs 4 differ?", (2, 4)),
+    ],
+)
+def test_courtesy_and_bare_numbers_in_a_comparison(question: str, expected: tuple) -> None:
+    assert numbers(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["are there 2 or 3 papers on diffusion for proteins?", "what is new in diffusion models?"],
+)
+def test_numbers_and_topics_outside_a_comparison_point_at_nothing(question: str) -> None:
+    assert numbers(question) is None
+
+
+def test_either_of_those_filters_by_tier() -> None:
+    found = resolve("are either of those spotlights?", SOURCES, CITED)
+    assert found is not None and found.tier == "Spotlight" and found.numbers == (3,)
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"), [("who are the authors?", ("authors",)), ("tell me more", ())]
+)
+def test_a_question_about_nothing_new_means_the_papers_shown(question: str, asks: tuple) -> None:
+    found = resolve(question, SOURCES, CITED)
+    assert found is not None and found.numbers == (1, 2, 3) and found.asks == asks
+    alone = resolve(question, SOURCES, 1)  # after an answer about one paper: that paper
+    assert alone is not None and alone.numbers == (1,)
+
+
+def test_a_mistyped_ordinal_is_read_as_meant(corpus: Assistant) -> None:
+    session = Session(corpus)
+    first = session.answer("what work is there on protein design with generative models?")
+    second = session.answer("secnd one?")
+    assert not second.abstained
+    assert [c.paper_id for c in second.citations] == [first.sources[1].paper.id]
+
+
+def test_who_are_the_authors_after_one_paper_answers_from_its_record(corpus: Assistant) -> None:
+    session = Session(corpus)
+    session.answer("explain FlexPrefill in simple terms")
+    result = session.answer("who are the authors?")
+    assert not result.abstained
+    assert result.citations[0].paper_id == "OfjIlbelrT"  # FlexPrefill
+    assert "Xunhao Lai" in result.answer
