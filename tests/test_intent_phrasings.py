@@ -150,3 +150,18 @@ def test_a_tier_asked_after_a_preamble_is_answered_from_the_record(corpus: Assis
     assert not result.abstained
     assert result.citations[0].paper_id == "SOWZ59UyNc"  # Lean-STaR, Accept (Spotlight)
     assert result.answer.startswith("Yes")
+
+
+RATIONAL_PEOPLE = "dAeET8gxqg"  # Large Language Models Assume People are More Rational ...
+
+
+def test_people_who_do_the_work_are_no_search_term(corpus: Assistant) -> None:
+    question = "how are people making LLMs smaller and cheaper to run, e.g. with quantization?"
+    assert "people" not in understand(question).search
+    result = answer(question, assistant=corpus)
+    assert not result.abstained
+    assert RATIONAL_PEOPLE not in [c.paper_id for c in result.citations]
+    titled = answer(
+        "what do Large Language Models Assume People are More Rational find?", assistant=corpus
+    )
+    assert titled.citations[0].paper_id == RATIONAL_PEOPLE

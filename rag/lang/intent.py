@@ -82,6 +82,12 @@ def without_venue(text: str) -> str:
     return " ".join(stripped.split())
 
 
+def _without_askers(text: str) -> str:
+    """ "how are people making X" searched as "how are making X" (`askers`)."""
+    found = phrase_pattern(tuple(words()["words"]["askers"]))
+    return found.sub(lambda m: re.sub(r"\s*\bpeople\b", "", m.group(), flags=re.I), text)
+
+
 # "Is X an oral or a poster?": a yes/no opener over two tiers asks which one it is.
 TIER_CHOICE = "which"
 
@@ -139,7 +145,7 @@ def read_question(question: str) -> Asked:
         people=_has(text, "people"),
         authors_of=_has(text, "authors_of") or last in ("author", "authors"),
         # "..., 3 is enough", "give me seven": how many, not what about
-        search=without_venue(_number_patterns().alone.sub(" ", search)),
+        search=_without_askers(without_venue(_number_patterns().alone.sub(" ", search))),
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
         number=_number(text),
