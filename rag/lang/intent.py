@@ -4,10 +4,12 @@
 (a list of papers, a count, a person's papers, a paper's authors or tier, a summary, an
 answer) and what it asks besides its topic, from word lists (`intent_words.toml`,
 `rag.lang.question_kind`): a tier filter it states ("oral papers on X", "口头报告"), a yes/no
-question about a paper's tier ("Is X an oral?"), a count ("how many papers on X"), a person's
-papers ("papers by X") or a paper's authors ("who proposed X?"), and its search text without
-the conference's own name, which every paper shares. Which paper it names is the judge's to
-decide (`rag.answer.judge`): that needs the index.
+question about a paper's tier ("Is X an oral?", "Sorry to bother you — was X a spotlight?"), a
+count ("how many papers on X"), a person's papers ("papers by X") or a paper's authors ("who
+proposed X?"), whether it compares papers ("how do they differ?"), and its search text without
+the conference's own name, which every paper shares, nor "people" as who does the work ("how
+are people making X?"). Which paper it names is the judge's to decide (`rag.answer.judge`):
+that needs the index.
 """
 
 from __future__ import annotations
