@@ -165,3 +165,29 @@ def test_people_who_do_the_work_are_no_search_term(corpus: Assistant) -> None:
         "what do Large Language Models Assume People are More Rational find?", assistant=corpus
     )
     assert titled.citations[0].paper_id == RATIONAL_PEOPLE
+
+
+def test_a_list_by_its_number_leaves_out_the_clause_that_only_asks(corpus: Assistant) -> None:
+    question = (
+        "im pretty new to diffusion models for protein design, can you recommend 3 papers "
+        "from this year to start with"
+    )
+    assert understand(question).subject == "im pretty new to diffusion models for protein design"
+    assert not answer(question, assistant=corpus).abstained
+
+
+def test_a_long_message_is_searched_on_its_topical_sentence_before_a_refusal(
+    corpus: Assistant,
+) -> None:
+    question = (
+        "Hi! I'm on the inference team at a small startup and we serve a lot of long-prompt "
+        "traffic. Someone on our Slack linked an ICLR 2025 paper that uses LSH sampling instead "
+        "of top-k attention during decoding, claiming top-k attention estimates are biased. I'd "
+        "love to know what the main idea is, what speedups they report, and whether part of it "
+        "runs on the CPU. Sorry for the wall of text, thanks!"
+    )
+    assert understand(question).topic.startswith("paper that uses LSH sampling")
+    result = answer(question, assistant=corpus)
+    assert not result.abstained
+    assert "ALzTQUgW8a" in [c.paper_id for c in result.citations]  # MagicPIG
+    assert "LSH sampling" in result.scope_note  # it says what it searched for

@@ -52,6 +52,12 @@ def spelling() -> Spelling:
             "有没有用 difusion model 做分子生成的论文？",
             "有没有用 diffusion model 做分子生成的论文？",
         ),
+        # in single quotes, not a contraction's part
+        (
+            "the main result of 'difusion for langauge'",
+            "the main result of 'diffusion for language'",
+        ),
+        ("don't difusion models", "don't diffusion models"),
     ],
 )
 def test_a_mistyped_or_british_word_is_read_as_meant(

@@ -21,6 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from rag.common.lexical import STOPWORDS
 from rag.lang.gloss import english_query, language
 from rag.lang.question_kind import (
     is_list_request,
@@ -321,6 +322,26 @@ def topic_of(text: str) -> str:
     return " ".join(kept).strip(_PUNCTUATION + " ") or text
 
 
+def topical_sentence(text: str) -> str:
+    """Of a question of several sentences, the one with the most words about a subject (not
+    a stopword nor a word that frames it): "Hi! I'm on the inference team ... Someone linked a
+    paper that uses LSH sampling instead of top-k attention ... I'd love to know what the main
+    idea is." -> its second sentence. The question itself when it is one sentence."""
+    sentences = [s for s in _SENTENCES.split(text) if s.strip()]
+    if len(sentences) < 2:
+        return text
+    frame = frozenset(words()["words"]["topic_frame"])
+
+    def subject_words(sentence: str) -> int:
+        bare = (_bare(w) for w in sentence.split())
+        return sum(1 for w in bare if w and w not in frame and w not in STOPWORDS)
+
+    return max(sentences, key=subject_words)
+
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+
+
 # The words a topic does not open with once the words before it are gone ("to at graph ...").
 _LINKS = frozenset("a an the to at on in of for about from with into by and or".split())
 _PUNCTUATION = "\"'“”‘’.,;:!?()[]"  # around a word, not of it
@@ -356,6 +377,6 @@ def understand(question: str) -> Intent:
     # searched with the rest (it may hold the topic), the list's own sentence judged alone too.
     focus = list_sentence(search) if kind == "list" else search
     lang = language(text)
-    topic = topic_of(search) if lang == "en" else ""
+    topic = topic_of(topical_sentence(search)) if lang == "en" else ""
     compare = asks_comparison(text)
     return Intent(text, lang, search, english, kind, asked, subject, focus, topic, compare)

@@ -195,8 +195,8 @@ def list_subject(question: str) -> str:
     nothing follows it. An English question (for a Chinese one, its gloss: the gloss drops
     the frame)."""
     found = LIST_REQUEST.search(question)
-    if found is None:
-        return question
+    if found is None:  # a list by its number or tier ("new to X, can you recommend 3 papers?")
+        return without_asking(question)
     rest = without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
     if not rest:  # "... a bunch of papers on X, which ones should i look at?": X is before it
         named = list(_PAPERS_ON.finditer(question[: found.start()]))
@@ -233,7 +233,7 @@ def _topic_words(text: str) -> list[str]:
     return [
         w
         for w in re.findall(r"[a-z0-9][\w\-]*", text.lower())
-        if w not in STOPWORDS and w not in READING
+        if w not in STOPWORDS and w not in READING and not w.isdigit()
     ]
 
 
@@ -243,7 +243,7 @@ READING = frozenset(
     "should shall must can could would i we me my read reading look looking check worth start "
     "begin know see recommend recommended good best interesting relevant important key top "
     "paper papers work works study studies out first list show give tell name find suggest "
-    "some few any please thanks you anything something one".split()
+    "some few any please thanks you anything something one year years couple enough".split()
 )
 
 

@@ -32,8 +32,9 @@ DOMINANCE = 10  # how many times more texts hold the word meant than the word ty
 WORD_HELD = 3  # texts holding a word that make it one ("imputation"; a typo is in one or two)
 RIVAL = 3  # and than any other word a slip away ("nueral": neural 768, numeral 146)
 # A word of letters, lower case but perhaps its first ("Brige"), alone or in a compound
-# ("vison-language"): not a name with capitals inside or digits ("FooNet", "GPT4").
-_WORD = re.compile(r"(?<![A-Za-z0-9'])[A-Za-z][a-z]+(?![A-Za-z0-9'])")
+# ("vison-language") or in single quotes ("'scaling laws for precison'"): not a name with
+# capitals inside or digits ("FooNet", "GPT4"), nor a part of a contraction ("don't").
+_WORD = re.compile(r"(?<![A-Za-z0-9])(?<![A-Za-z]')[A-Za-z][a-z]+(?![A-Za-z0-9]|'[A-Za-z])")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
