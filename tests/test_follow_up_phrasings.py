@@ -70,3 +70,19 @@ def test_who_are_the_authors_after_one_paper_answers_from_its_record(corpus: Ass
     assert not result.abstained
     assert result.citations[0].paper_id == "OfjIlbelrT"  # FlexPrefill
     assert "Xunhao Lai" in result.answer
+
+
+@pytest.mark.parametrize(
+    "question", ["what datasets?", "any limitations?", "is the code released?", "代码有开源吗"]
+)
+def test_asking_only_what_one_asks_of_a_paper_means_the_papers_shown(question: str) -> None:
+    assert numbers(question) == (1, 2, 3)
+    assert resolve(question, SOURCES, 1) is not None
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what datasets exist for code generation?", "扩散模型是什么？", "GNN 的表达能力"],
+)
+def test_a_new_subject_is_no_follow_up(question: str) -> None:
+    assert numbers(question) is None

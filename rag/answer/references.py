@@ -27,6 +27,7 @@ from rag.answer.markers import parse_markers
 from rag.common.lexical import STOPWORDS
 from rag.lang import pointers as read
 from rag.lang import pointers_zh as zh
+from rag.lang.gloss import english_query
 from rag.types import Paper
 
 
@@ -93,8 +94,10 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         pointed = read.pronoun(text, scope)
         numbers, how = pointed.numbers, pointed.how
         spans += pointed.spans
-    if not numbers and not chinese and read.short_follow_up(text) and not read.topic_terms(text):
-        # "who are the authors?", "tell me more": nothing asked but of the papers just shown
+    asked_of = english_query(text) if chinese else text
+    if not numbers and read.short_follow_up(asked_of) and read.asks_only_aspects(asked_of):
+        # "who are the authors?", "what datasets?", "代码有开源吗": nothing asked but of the
+        # papers just shown
         numbers, how = list(scope), "pronoun" if len(scope) == 1 else "set"
     if not numbers:
         return None

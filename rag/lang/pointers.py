@@ -20,6 +20,7 @@ from rag.common.lexical import terms
 from rag.lang import pointers_zh as zh
 from rag.lang.english import ordinary
 from rag.lang.intent import asks_comparison
+from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
 from rag.lang.pointers_zh import Pointers
 from rag.types import TIERS
@@ -291,6 +292,17 @@ def topic_terms(question: str) -> set[str]:
 @cache
 def _frame_terms() -> frozenset[str]:
     return frozenset(terms(" ".join(_FRAME)))
+
+
+def asks_only_aspects(text: str) -> bool:
+    """ "what datasets?", "any limitations?", "who are the authors?": a question (English, or a
+    Chinese one's gloss) with no content word but what one asks of a paper (`paper_aspects`)."""
+    return topic_terms(text) <= _aspect_terms()
+
+
+@cache
+def _aspect_terms() -> frozenset[str]:
+    return frozenset(terms(" ".join(intent_words()["words"]["paper_aspects"])))
 
 
 def short_follow_up(text: str) -> bool:
