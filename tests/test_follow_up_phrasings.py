@@ -4,6 +4,8 @@ typo in an ordinal, "either of those", and a question about nothing but the pape
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rag.answer.pipeline import Assistant, open_assistant
@@ -11,6 +13,7 @@ from rag.answer.references import resolve
 from rag.models.minilm import LocalEmbeddings
 from rag.session import Session
 from rag.settings import Settings
+from tests.helpers import point_app_at
 from tests.test_conversation import CITED, SOURCES, numbers
 
 
@@ -86,3 +89,23 @@ def test_asking_only_what_one_asks_of_a_paper_means_the_papers_shown(question: s
 )
 def test_a_new_subject_is_no_follow_up(question: str) -> None:
     assert numbers(question) is None
+
+
+def test_the_page_answers_who_are_the_authors_after_one_paper(
+    corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """In the page (Streamlit's AppTest on the bundled index), a follow-up that points at
+    nothing: "who are the authors?" after an answer about FlexPrefill."""
+    from streamlit.testing.v1 import AppTest
+
+    point_app_at(monkeypatch, corpus_settings.store.index_dir, tmp_path / "feedback.jsonl")
+    app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+    at = AppTest.from_file(app, default_timeout=180).run()
+    at.chat_input[0].set_value("explain FlexPrefill in simple terms").run()
+    at.chat_input[0].set_value("who are the authors?").run()
+    assert not at.exception, at.exception
+    second = at.session_state["turns"][1].answer
+    assert not second.abstained
+    assert [c.paper_id for c in second.citations] == ["OfjIlbelrT"]
+    shown = " ".join(m.value for m in at.chat_message[3].markdown)
+    assert "Xunhao Lai" in shown, shown
