@@ -191,3 +191,21 @@ def test_a_long_message_is_searched_on_its_topical_sentence_before_a_refusal(
     assert not result.abstained
     assert "ALzTQUgW8a" in [c.paper_id for c in result.citations]  # MagicPIG
     assert "LSH sampling" in result.scope_note  # it says what it searched for
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Could you recommend 4 papers about web agents? Doesn't matter whether they're posters "
+        "or orals.",
+        "papers on RLHF, regardless of tier",
+    ],
+)
+def test_a_tier_said_not_to_matter_filters_nothing(question: str) -> None:
+    intent = understand(question)
+    assert intent.kind == "list" and intent.asked.tiers == ()
+
+
+def test_a_tier_said_elsewhere_still_filters() -> None:
+    question = "Which oral papers study RLHF? Doesn't matter how recent."
+    assert understand(question).asked.tiers == ("Oral",)

@@ -108,6 +108,7 @@ def read_question(question: str) -> Asked:
     listing = _opens_list(text)
     count = _counts(text)
     asks = _yes_no_span(text, zh)  # where a yes/no question about a paper is
+    indifferent = _indifferent_spans(text)  # sentences that say the tier does not matter
     nouns = set(words()["words"]["tier_nouns"])
     tiers: list[str] = []
     asked = ""
@@ -121,6 +122,8 @@ def read_question(question: str) -> Asked:
                 # "Is X an oral?"; "an oral or a poster?" asks which
                 asked = tier if asked in ("", tier) else TIER_CHOICE
                 continue
+            if any(start <= m.start() < end for start, end in indifferent):
+                continue  # "Doesn't matter whether they're posters or orals."
             plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
             # "oral papers on X" filters; "that oral paper on X" describes one paper.
             noun = following in nouns and (following.endswith("s") or listing or count)
@@ -139,7 +142,8 @@ def read_question(question: str) -> Asked:
     # "kan kolmogorov arnold networks tier".
     said = text.casefold().rstrip(" ?？").split()
     last = said[-1] if 1 < len(said) <= 6 else ""
-    if not (asked or tiers or listing or count) and (_has(text, "tier_asks") or last == "tier"):
+    asks_tier = _has(text, "tier_asks") or (last == "tier" and not indifferent)
+    if not (asked or tiers or listing or count) and asks_tier:
         asked = TIER_CHOICE  # "what was its presentation type?", "the acceptance tier of X"
     return Asked(
         tiers=tuple(tiers),
@@ -246,6 +250,16 @@ def _yes_no_span(text: str, zh: bool) -> tuple[int, int] | None:
         return None
     end = _SENTENCE_END.search(text, starts[0])
     return starts[0], end.end() if end is not None else len(text)
+
+
+def _indifferent_spans(text: str) -> list[tuple[int, int]]:
+    """The sentences of `text` that say the tier does not matter (`tier_indifferent`)."""
+    spans = []
+    for found in phrase_pattern(tuple(words()["words"]["tier_indifferent"])).finditer(text):
+        ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
+        end = _SENTENCE_END.search(text, found.end())
+        spans.append((ends[-1] if ends else 0, end.end() if end is not None else len(text)))
+    return spans
 
 
 # A clause after a stop or a dash, and its first word; the end of a sentence.
