@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import numpy as np
 from filelock import FileLock, Timeout
 
+from rag.common.atomic import atomic_write
 from rag.common.lexical import STOPWORDS, stemmer, term_parts, terms
+from rag.common.side_files import SideFileError, read_json, warn
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -148,8 +150,6 @@ class KeywordIndex:
 
     def save(self, directory: Path) -> None:
         """Write to a temporary folder, then swap it in, so readers never see half an index."""
-        from rag.common.atomic import atomic_write
-
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex}")
         tmp.mkdir()
@@ -174,8 +174,6 @@ class KeywordIndex:
         """The saved index, or None when there is none, it cannot be read or is not what `save`
         writes (every file a regular one of bounded size, ids consistent with the matrix), or is
         of a format this version does not write."""
-        from rag.common.side_files import SideFileError, read_json
-
         if not (directory / "meta.json").exists():
             return None
         try:
@@ -203,8 +201,6 @@ class KeywordIndex:
             index.check_shape()
             return index
         except Exception as e:  # any damage: rebuilt from the store
-            from rag.common.side_files import warn
-
             warn(
                 f"the keyword index in {directory} cannot be used "
                 f"({' '.join(str(e).split())[:160] or type(e).__name__}); it is rebuilt"
@@ -282,9 +278,6 @@ class KeywordCache:
     def saved_extra(self, name: str, generation: str, version: int) -> Any:
         """What `save_extra` kept for `generation` (derived from the same index, such as the
         name index of rag.retrieval.names), or None when it is missing, stale or unreadable."""
-        from rag.common.side_files import SideFileError, read_json
-        from rag.index.bm25 import MAX_CACHE_BYTES
-
         path = self.directory / f"{name}.json"
         if not path.exists():
             return None
@@ -301,8 +294,6 @@ class KeywordCache:
     def save_extra(self, name: str, generation: str, version: int, value: Any) -> None:
         """Keep `value` (JSON) beside the BM25 index; it goes when the index is rebuilt. Best
         effort: a folder swapped by another process's rebuild just means no cache."""
-        from rag.common.atomic import atomic_write
-
         record = {"generation": generation, "version": version, "value": value}
         with suppress(OSError):  # a read-only folder, a link planted in the cache's place
             atomic_write(self.directory / f"{name}.json", json.dumps(record))
@@ -328,8 +319,6 @@ class KeywordCache:
             if self._index is None or self._index.generation != generation:
                 loaded = self.saved()
                 if loaded is not None and loaded.generation == generation and not fits(loaded):
-                    from rag.common.side_files import warn
-
                     warn(
                         f"the keyword index in {self.directory} does not match the store; "
                         "it is rebuilt"
