@@ -124,7 +124,8 @@ def _prepare(
     text = question_text(question)
     # A follow-up's words as meant too ("secnd one?"): the index's spelling, as for a search.
     spelling = assistant.retriever.spelling()
-    before = earlier(spelling.text(text), previous, about)
+    meant = spelling.text(text)
+    before = earlier(meant, previous, about)
     if before.reference is not None and assistant.chat_model is None:
         searched = text  # the papers are known: nothing to join or search
     else:
@@ -157,9 +158,7 @@ def _prepare(
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
     candidates = assistant.retriever.search(intent.search, k=depth, filters=filters)
     sources = candidates[:wanted]
-    turn = Turn(
-        question, intent.search, sources, scope_note=note, intent=intent, meant=spelling.text(text)
-    )
+    turn = Turn(question, intent.search, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
     turn.result = record_answer(turn, intent.asked, assistant)
     if turn.result is None and intent.kind == "count":  # "how many papers on Y": counted

@@ -94,11 +94,12 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         pointed = read.pronoun(text, scope)
         numbers, how = pointed.numbers, pointed.how
         spans += pointed.spans
-    asked_of = english_query(text) if chinese else text
-    if not numbers and read.short_follow_up(asked_of) and read.asks_only_aspects(asked_of):
+    if not numbers:
         # "who are the authors?", "what datasets?", "代码有开源吗": nothing asked but of the
         # papers just shown
-        numbers, how = list(scope), "pronoun" if len(scope) == 1 else "set"
+        asked_of = english_query(text) if chinese else text
+        if read.short_follow_up(asked_of) and read.asks_only_aspects(asked_of):
+            numbers, how = list(scope), "pronoun" if len(scope) == 1 else "set"
     if not numbers:
         return None
     if (

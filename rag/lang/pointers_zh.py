@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag.lang.intent import asks_comparison
-
 _DIGITS = {"一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9, "十": 10}  # fmt: skip
 _N = r"(\d{1,2}|十|[一二两三四五六七八九])"
@@ -105,8 +103,3 @@ def tier_asked(text: str) -> str:
 
 def asks(text: str) -> tuple[str, ...]:
     return tuple(name for name, pattern in _ASKS.items() if pattern.search(text))
-
-
-def is_comparison(text: str) -> bool:
-    """The comparison words are the intent's, in both languages (`intent_words.toml`)."""
-    return asks_comparison(text)
