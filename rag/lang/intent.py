@@ -107,7 +107,8 @@ def read_question(question: str) -> Asked:
     zh = any(_chinese(c) for c in text)
     listing = _opens_list(text)
     count = _counts(text)
-    asks = _yes_no_span(text, zh)  # where a yes/no question about a paper is
+    said = text.casefold().rstrip(" ?？").split()  # its words, lower case
+    asks = _yes_no_span(text, said, zh)  # where a yes/no question about a paper is
     indifferent = _indifferent_spans(text)  # sentences that say the tier does not matter
     nouns = set(words()["words"]["tier_nouns"])
     tiers: list[str] = []
@@ -140,7 +141,6 @@ def read_question(question: str) -> Asked:
                 search = search.replace(m.group(), "" if _chinese(word) else " ", 1)
     # A name and what is asked of it, typed as into a search box: "flexprefill authors",
     # "kan kolmogorov arnold networks tier".
-    said = text.casefold().rstrip(" ?？").split()
     last = said[-1] if 1 < len(said) <= 6 else ""
     asks_tier = _has(text, "tier_asks") or (last == "tier" and not indifferent)
     if not (asked or tiers or listing or count) and asks_tier:
@@ -226,7 +226,7 @@ def _opens_list(text: str) -> bool:
     return m is not None and (_chinese(m.group()) or not text[: m.start()].strip())
 
 
-def _yes_no_span(text: str, zh: bool) -> tuple[int, int] | None:
+def _yes_no_span(text: str, said: list[str], zh: bool) -> tuple[int, int] | None:
     """Where a yes/no question about a paper is: all of `text` when it ends with a tag
     ("..., right?", "can you double check"), is a name and a tier ("sana oral?") or, in
     Chinese, holds a yes/no word; else the sentence that opens with its word, first or after a
@@ -237,7 +237,6 @@ def _yes_no_span(text: str, zh: bool) -> tuple[int, int] | None:
     if zh:
         return whole if _has(text, "yes_no_zh") else None
     lower = text.casefold()
-    said = lower.rstrip(" ?？").split()
     singular = {w for t in TIERS for w in words()["tiers"][t] if not w.endswith("s")}
     if _number_patterns().tag.search(lower) is not None or (
         lower.rstrip().endswith(("?", "？")) and 1 < len(said) <= 4 and said[-1] in singular
@@ -248,8 +247,7 @@ def _yes_no_span(text: str, zh: bool) -> tuple[int, int] | None:
     starts += [c.start(1) for c in _CLAUSE.finditer(text) if c.group(1).casefold() in openers]
     if not starts:
         return None
-    end = _SENTENCE_END.search(text, starts[0])
-    return starts[0], end.end() if end is not None else len(text)
+    return starts[0], _sentence_end(text, starts[0])
 
 
 def _indifferent_spans(text: str) -> list[tuple[int, int]]:
@@ -257,9 +255,14 @@ def _indifferent_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     for found in phrase_pattern(tuple(words()["words"]["tier_indifferent"])).finditer(text):
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
-        end = _SENTENCE_END.search(text, found.end())
-        spans.append((ends[-1] if ends else 0, end.end() if end is not None else len(text)))
+        spans.append((ends[-1] if ends else 0, _sentence_end(text, found.end())))
     return spans
+
+
+def _sentence_end(text: str, at: int) -> int:
+    """Where the sentence holding position `at` of `text` ends (its stop included)."""
+    end = _SENTENCE_END.search(text, at)
+    return end.end() if end is not None else len(text)
 
 
 # A clause after a stop or a dash, and its first word; the end of a sentence.

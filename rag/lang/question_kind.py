@@ -15,6 +15,8 @@ SUMMARY_REQUEST = re.compile(
 )
 
 
+# "... papers" ending a question ("mixture of experts papers please"): a list's frame.
+_THEN_PAPERS = r"\s+papers(?:\s+(?:only|please|pls|plz))?\s*[?.!]*$"
 # Questions that ask for papers: one line per relevant paper.
 LIST_REQUEST = re.compile(
     r"(?:^|[.!?…]\s+)\W*(?:(?:now|so|ok|okay|then|and|also|anyway|well|next)\W+)*"
@@ -46,7 +48,9 @@ LIST_REQUEST = re.compile(
     # "mixture of experts papers", "any good RLHF papers?": a topic, then "papers" (not "these
     # papers", "the two papers": a follow-up's)
     r"|^(?!.*\b(?:these|those|the|both|all|two|three|cited|above|other|previous|listed)\s+"
-    r"papers\b).*\w\s+papers(?:\s+(?:only|please|pls|plz))?\s*[?.!]*$"
+    r"papers\b).*\w"
+    + _THEN_PAPERS
+    +
     # "im looking for orals and spotlights about RLHF"
     r"|\b(?:looking|searching)\s+for\s+(?:[\w\-]+\s+){0,3}?(?:papers|works|orals|spotlights|posters)\b",
     re.IGNORECASE,
@@ -215,7 +219,7 @@ _PAPERS_ON = re.compile(
     re.IGNORECASE,
 )
 # A topic, then "papers" ("mixture of experts papers"): the words before it.
-_TRAILING_PAPERS = re.compile(r"\s+papers(?:\s+(?:only|please|pls|plz))?\s*[?.!]*$", re.I)
+_TRAILING_PAPERS = re.compile(_THEN_PAPERS, re.I)
 
 
 def without_asking(subject: str) -> str:
