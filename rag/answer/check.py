@@ -1,28 +1,29 @@
 """The check stage: a model's reply made an answer. Its markers are checked against the
 sources it was given (rag.answer.markers), each cited claim gets the abstract sentence that
 best supports it and a support score (rag.answer.support), and a reply that grounds nothing
-(no claim a quote can back: bare markers, bare titles) is asked again once, then replaced by
-the offline answer, saying why (rag.answer.grounding).
+(no claim a quote can back: bare markers, bare titles) is asked again once, then handed back
+as a `Fallback`: the writer puts the offline answer in its place, saying why
+(rag.answer.grounding). The check reads and judges; it never calls back into a writer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
 from rag.answer.grounding import (
+    FALLBACK_NOTE,
     OVERRULED_NOTE,
     grounded,
     strict_messages,
     uncited_sentences,
-    with_note,
 )
 from rag.answer.judge import verdict_fields
 from rag.answer.markers import check_citations
 from rag.answer.model_refusal import is_refusal, model_refusal
-from rag.answer.offline_writer import write_offline
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, StoreError
 
@@ -32,12 +33,19 @@ if TYPE_CHECKING:
 Ask = Callable[["list[BaseMessage]"], str]
 
 
-def checked_answer(turn: Turn, text: str, assistant: Assistant, ask: Ask) -> CitedAnswer:
+@dataclass(frozen=True)
+class Fallback:
+    """The reply grounds nothing: the offline answer stands in, with the note that says why."""
+
+    notes: dict[str, str]
+
+
+def checked_answer(turn: Turn, text: str, assistant: Assistant, ask: Ask) -> CitedAnswer | Fallback:
     """The answer from the model's `text`; an ungrounded one is asked again with `ask`, once,
-    then the offline answer stands in, saying why."""
+    then handed back as a `Fallback` for the offline answer to stand in."""
     result = finish(turn, text, assistant)
     if result.grounding == "refused" and _judged_answerable(turn):
-        return with_note(write_offline(turn, assistant), OVERRULED_NOTE)
+        return Fallback(OVERRULED_NOTE)
     if grounded(result):
         return _mark(result, "cited")
     try:
@@ -49,7 +57,7 @@ def checked_answer(turn: Turn, text: str, assistant: Assistant, ask: Ask) -> Cit
     # only when one of its claims is found in the abstract it cites (or is not measured).
     if again is not None and grounded(again) and _found(again):
         return _mark(again, "reasked")
-    return with_note(write_offline(turn, assistant))
+    return Fallback(FALLBACK_NOTE)
 
 
 def _judged_answerable(turn: Turn) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.check import checked_answer
+from rag.answer.check import Fallback, checked_answer
 from rag.answer.context_fit import fit_prompt
 from rag.answer.prompts import answer_messages
 from rag.answer.streaming import streamed
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 def write_with_model(
     turn: Turn, assistant: Assistant, budget: Budget
-) -> Iterator[str | CitedAnswer]:
-    """The reply's pieces as they come, then the checked `CitedAnswer`."""
+) -> Iterator[str | CitedAnswer | Fallback]:
+    """The reply's pieces as they come, then the checked `CitedAnswer` (or the `Fallback`
+    that asks the writer for the offline answer in its place)."""
     model = assistant.chat_model
     assert model is not None
     text = turn.question.strip()

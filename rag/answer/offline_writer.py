@@ -1,7 +1,8 @@
 """The offline writer: a cited answer made only of quoted abstract sentences
 (rag.answer.extractive), from the papers the judge kept.
 
-It also stands in for a model whose reply cited nothing (rag.answer.check).
+It also stands in for a model whose reply grounds nothing (a `Fallback` from rag.answer.check,
+which rag.answer.writer turns into this answer).
 """
 
 from __future__ import annotations

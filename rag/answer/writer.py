@@ -1,7 +1,9 @@
 """The write stage, one interface for both writers: `write(turn, ...)` yields the answer's
 text as it is made, then the `CitedAnswer` (the model's reply checked, or the extractive
 answer streamed line by line); `refuse(...)` writes the refusal when the judge found nothing
-that answers, or the question names a paper no title defines.
+that answers, or the question names a paper no title defines. A model's reply that grounds
+nothing comes back from the check as a `Fallback` (rag.answer.check): the offline answer
+(rag.answer.offline_writer) stands in, with the note that says why.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import re
 from collections.abc import Iterator
 
 from rag.answer.assistant import Assistant, Turn
+from rag.answer.check import Fallback
 from rag.answer.citations import CitedAnswer
+from rag.answer.grounding import with_note
 from rag.answer.model_reply import write_with_model
 from rag.answer.offline_writer import write_offline
 from rag.answer.refusal import abstention, name_refusal
@@ -21,7 +25,10 @@ def write(turn: Turn, assistant: Assistant, budget: Budget) -> Iterator[str | Ci
     """The answer's pieces, then the answer: a result already made (a record answer, a
     refusal) or the extractive one line by line, or the model's reply as it streams."""
     if turn.result is None and assistant.chat_model is not None:
-        yield from write_with_model(turn, assistant, budget)
+        for piece in write_with_model(turn, assistant, budget):
+            if isinstance(piece, Fallback):  # the reply grounds nothing: quote the abstracts
+                piece = with_note(write_offline(turn, assistant), piece.notes)
+            yield piece
         return
     result = turn.result if turn.result is not None else write_offline(turn, assistant)
     yield from pieces(result.answer)
