@@ -26,6 +26,9 @@ Chinese; 2026-12-06) was written the same way, later, by a helper who saw no cod
 earlier set: splits "new-dev" and "new-heldout" (odd and even ids).
 `data/eval/intent_questions_more.jsonl` (112 more, the same day, other styles: search-box
 queries, polite and indirect asks, long messages): "more-dev" and "more-heldout".
+`data/eval/intent_questions_late.jsonl` (112 more, a fifth helper, the same rules; the venue
+and its logistics in the question, context first, names in lower case or mistyped, markdown
+noise): "late-dev" and "late-heldout".
 """
 
 from __future__ import annotations

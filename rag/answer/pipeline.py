@@ -160,7 +160,7 @@ def _prepare(
     sources = candidates[:wanted]
     turn = Turn(question, intent.search, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
-    turn.result = record_answer(turn, intent.asked, assistant)
+    turn.result = record_answer(turn, intent.asked, assistant, filters)
     if turn.result is None and intent.kind == "count":  # "how many papers on Y": counted
         turn.result = count_answer(turn, intent.asked, filters, assistant)
     if turn.result is not None:

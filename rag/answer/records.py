@@ -53,19 +53,35 @@ def record_line(n: int, paper: Paper, facts: list[str], question: str) -> str:
     return f"- **{title}** [{n}]: " + " · ".join(f for f in facts if f)
 
 
-def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer | None:
-    """The answer from the records when the question asks for one, else None."""
+def record_answer(
+    turn: Turn, asked: Asked, assistant: Assistant, filters: Filters | None = None
+) -> CitedAnswer | None:
+    """The answer from the records when the question asks for one, else None; `filters`: those
+    the candidates were found under (a person's papers are counted under them too)."""
     question, sources = turn.question, turn.sources
     retriever = assistant.retriever
-    person = retriever.people.named(turn.standalone, asked.people)
+    # Retrieval put it first because the question writes its name or its title (or its
+    # title's words: rag.retrieval.titles), decided there once; or it writes the name beside
+    # one of its authors' ("who wrote SVDQuant? is it Song Han's group?", lifted as theirs).
+    asked_for = bool(sources) and (
+        sources[0].asked_by in ("name", "title")
+        or retriever.names.naming(turn.standalone, sources) is not None
+    )
+    # the named paper's authors answer both
+    ask_person = not (asked.authors_of and asked_for)
+    person = retriever.people.named(turn.standalone, asked.people) if ask_person else None
     if person is not None:
         theirs = [s for s in sources if s.paper.id in set(person.paper_ids)]
         if theirs:
-            return _person_answer(turn, theirs, person.names, len(person.paper_ids), assistant)
+            ids = list(person.paper_ids)
+            if filters is not None and (filters.tiers or filters.keywords):  # "X's orals": 1, not 8
+                found = retriever.index.get_papers(ids)
+                ids = [i for i in ids if i in found and filters.accepts(found[i])]
+            return _person_answer(turn, theirs, person.names, len(ids), assistant)
         if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
             return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
     elif (
-        not (sources and sources[0].asked_by in ("name", "title"))  # "who wrote X?"
+        not asked_for  # "who wrote X?"
         and (absent := retriever.people.absent(turn.standalone, asked.people)) is not None
     ):
         # "papers by Tri Dao", "andrej karpathy papers": no paper lists them; their name's
@@ -74,9 +90,6 @@ def record_answer(turn: Turn, asked: Asked, assistant: Assistant) -> CitedAnswer
     if not sources:
         return None
     paper = sources[0].paper
-    # Retrieval put it first because the question writes its name or its title (or its
-    # title's words: rag.retrieval.titles); decided there, once.
-    asked_for = sources[0].asked_by in ("name", "title")
     zh = question_language(question) == "zh"
     if not paper.has_abstract and not (asked.authors_of or asked.tier_asked):
         if asked_for:

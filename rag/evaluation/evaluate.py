@@ -102,7 +102,7 @@ def retriever_system(retriever: Any, mode: str, threshold: float, k: int) -> Sys
     def run(question: str) -> Ranked:
         results = retriever.search(question, k=max(DEPTH, k), mode=mode)
         # As the app: a question naming the paper found first is answered (rag.retrieval.names).
-        by_name = mode == "hybrid" and retriever.names.answers_by_name(question, results)
+        by_name = mode == "hybrid" and retriever.names.naming(question, results) is not None
         return Ranked(
             [r.paper.id for r in results[:DEPTH]],
             [r.paper.abstract for r in results[:DEPTH]],

@@ -28,10 +28,14 @@ def english_words() -> frozenset[str]:
 
 
 def ordinary(name: str) -> bool:
-    """Ordinary English words when lower-cased ("CAKE", "Drama", "Differential Transformer"):
-    it must be written as the title writes it, in capitals, or asked about alone."""
+    """Ordinary English words when lower-cased ("CAKE", "Drama", "Differential Transformer"),
+    plurals too ("DOCS": "legal docs"): it must be written as the title writes it, in
+    capitals, or asked about alone."""
+    known = english_words()
     words = [w for w in re.split(r"[\s\-]+", name.lower()) if w]
-    return bool(words) and all(w in english_words() for w in words)
+    return bool(words) and all(
+        w in known or (len(w) > 3 and w.endswith("s") and w[:-1] in known) for w in words
+    )
 
 
 def made_up(name: str) -> bool:

@@ -65,7 +65,12 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     parts = []
     for phrase in sorted(phrases, key=len, reverse=True):
         body = r"\s+".join(re.escape(w) for w in phrase.split())
-        parts.append(body if _chinese(phrase) else rf"(?<![\w'])(?:{body})(?![\w])")
+        # An English phrase ends at a letter or digit, not at a Chinese character: "spotlight里".
+        parts.append(
+            body
+            if _chinese(phrase)
+            else rf"(?<![^\W\u4e00-\u9fff]|')(?:{body})(?![^\W\u4e00-\u9fff])"
+        )
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
@@ -78,9 +83,17 @@ def asks_comparison(text: str) -> bool:
     return _has(text, "comparison")
 
 
+@cache
+def _venue_pattern() -> re.Pattern[str]:
+    """The venue's name, with the word that places a question at it (`venue_prepositions`)."""
+    name = phrase_pattern((*VENUE.question_words, *words()["venue"])).pattern
+    before = "|".join(re.escape(w) for w in words()["venue_prepositions"])
+    return re.compile(rf"(?:(?<![\w'])(?:{before})\s*(?:the\s+)?)?(?:{name})", re.IGNORECASE)
+
+
 def without_venue(text: str) -> str:
     """`text` without the conference's name ("at ICLR 2025"): it is not a search term."""
-    stripped = phrase_pattern((*VENUE.question_words, *words()["venue"])).sub(" ", text)
+    stripped = _venue_pattern().sub(" ", text)
     stripped = re.sub(r"\b(?:at|in|from|of)\s+(?=[?.!,]|\s*$)", " ", stripped, flags=re.I)
     return " ".join(stripped.split())
 
@@ -97,7 +110,7 @@ TIER_CHOICE = "which"
 # After a tier word in a list question, the words that keep it a tier ("orals on X", "oral
 # papers"); any other word makes it a topic ("oral cancer").
 _AFTER_TIER = frozenset(
-    "on about in for related regarding that which are with at from and or".split()
+    "on about in for related regarding that which are with at from and or only".split()
 )
 
 
@@ -107,6 +120,8 @@ def read_question(question: str) -> Asked:
     zh = any(_chinese(c) for c in text)
     listing = _opens_list(text)
     count = _counts(text)
+    number = _number(text)
+    wants_papers = listing or count or number > 0  # "3 papers on X, oral or spotlight only"
     said = text.casefold().rstrip(" ?？").split()  # its words, lower case
     asks = _yes_no_span(text, said, zh)  # where a yes/no question about a paper is
     indifferent = _indifferent_spans(text)  # sentences that say the tier does not matter
@@ -127,13 +142,16 @@ def read_question(question: str) -> Asked:
                 continue  # "Doesn't matter whether they're posters or orals."
             plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
             # "oral papers on X" filters; "that oral paper on X" describes one paper.
-            noun = following in nouns and (following.endswith("s") or listing or count)
+            # (a Chinese noun has no plural: "Mohit Bansal 的 oral 论文")
+            noun = following in nouns and (
+                following.endswith("s") or _chinese(following) or wants_papers
+            )
             if (
                 _chinese(word)
                 or plural
                 or noun
-                or ((listing or count) and (not following or following in _AFTER_TIER))
-                or (zh and (listing or count))  # "只看 oral 和 spotlight，求推荐"
+                or (wants_papers and (not following or following in _AFTER_TIER))
+                or (zh and wants_papers)  # "只看 oral 和 spotlight，求推荐"
             ):
                 if tier not in tiers:
                     tiers.append(tier)
@@ -155,7 +173,7 @@ def read_question(question: str) -> Asked:
         search=_without_askers(without_venue(_number_patterns().alone.sub(" ", search))),
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
-        number=_number(text),
+        number=number,
     )
 
 
@@ -165,7 +183,7 @@ class _NumberPatterns:
 
     tag: re.Pattern[str]  # "..., right?"
     before_noun: re.Pattern[str]  # "3 papers", "top five recent orals"
-    alone: re.Pattern[str]  # "give me seven", "3 is enough"
+    alone: re.Pattern[str]  # "give me seven", "3 is enough", "like 4 of them"
     han: re.Pattern[str]  # "三篇", "前5篇"
     values: dict[str, int]  # a number word -> its value
 
@@ -188,7 +206,8 @@ def _number_patterns() -> _NumberPatterns:
         alone=re.compile(
             rf"\b(?:give\s+me|show\s+me|top|just|only)\s+{number}\s*[?.!]*\s*$"
             rf"|(?<![\w.\-]){number}\s+(?:is|are|would\s+be|will\s+do)\s+"
-            rf"(?:enough|fine|plenty)\b",
+            rf"(?:enough|fine|plenty)\b"
+            rf"|(?<![\w.\-]){number}\s+of\s+them\s*[?.!]*\s*$",  # "... like 4 of them"
             re.I,
         ),
         han=re.compile(rf"(\d{{1,2}}|[{han}])\s*篇"),
@@ -211,7 +230,7 @@ def _number(text: str) -> int:
         None,
     )
     if said is None and (alone := found.alone.search(text)) is not None:
-        said = alone.group(1) or alone.group(2)
+        said = alone.group(1) or alone.group(2) or alone.group(3)
     if said is None and (han := found.han.search(text)) is not None:
         said = han.group(1)
     if said is None:
@@ -277,7 +296,8 @@ def _counts(text: str) -> bool:
         return False
     if _chinese(m.group()):
         return "篇" in text[m.start() : m.end() + 3] or "论文" in text or "paper" in text.casefold()
-    following = text[m.end() :].split()[:4]
+    # the next four words ("how many LoRA / parameter-efficient fine-tuning papers": "/" is none)
+    following = [w for w in text[m.end() :].split() if re.search(r"\w", w)][:4]
     return any(re.sub(r"[^\w]", "", w.casefold()) in _COUNTED for w in following)
 
 

@@ -45,6 +45,8 @@ LIST_REQUEST = re.compile(
     r"|\bpoint\s+me\s+to\b"
     r"|^\W*(?:research|work|studies)\s+(?:on|about)\b|\breferences\s+(?:on|about|for)\b"
     r"|\bwhat\s+work\s+(?:exists|is\s+there)\b|\bwhat(?:'s|\s+is)\s+out\s+there\b"
+    # "neural theorem proving w/ Lean - what got accepted?"
+    r"|\bwhat\s+(?:got|was|were|has\s+been|have\s+been)\s+accepted\b"
     # "mixture of experts papers", "any good RLHF papers?": a topic, then "papers" (not "these
     # papers", "the two papers": a follow-up's)
     r"|^(?!.*\b(?:these|those|the|both|all|two|three|cited|above|other|previous|listed)\s+"
@@ -60,7 +62,7 @@ LIST_REQUEST_ZH = re.compile(
     r"哪些(?:论文|文章|工作|研究|方法)|哪几篇|有(?:哪些|什么)(?:关于)?[^？?]{0,30}?(?:论文|文章|工作|研究)"
     r"|给我(?:几|[两二三四五六七八九十\d]+)篇"
     r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些|求推荐|推荐一下"
-    r"|关于[^？?]{1,30}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
+    r"|关于[^？?]{1,60}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
     r"|找(?:一些|些|几篇)[^？?，,。]{0,60}?(?:论文|文章|工作|研究)"
 )
 # What is left after the list's frame: the words a listed paper must be about

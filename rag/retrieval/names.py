@@ -14,7 +14,8 @@ only when written in capitals as in the title, when it is the whole subject of t
 ("What is MUSE?", "介绍一下 Drama") or just before "paper" ("the kan paper"): "a cake recipe"
 or "the muse of poets" names nothing. A word counts as ordinary when it is a whole word of the
 bundled model's English vocabulary (BERT's 30k word pieces, read lazily) or a stopword. A name
-that many papers use (in 15 or more abstracts, "DNNs") names no paper in particular.
+that many papers use (in 15 or more abstracts, "DNNs"; an acronym that spells a word, as
+written: "RAG") names no paper in particular.
 
 When a question's whole subject looks like a method name ("What is FooBarNet?": CamelCase,
 capitals or digits) that no paper is called and no abstract contains, `unknown_name` says so,
@@ -40,17 +41,15 @@ from rag.lang.question_kind import subject
 from rag.types import Paper, RetrievedPaper
 from rag.venue import VENUE
 
-# A name used by this many papers' titles and abstracts names no paper in particular.
-MAX_PAPERS_USING = 15
-# The head of a title before ": " or " - " (also " -- ", en and em dashes; "Forte : ...").
-# Also "GDrag:Towards ...", a colon with no space before a capital.
+MAX_PAPERS_USING = 15  # a name this many papers write names none in particular
+# A title's head before ": ", " - ", " -- ", a dash, or a colon before a capital ("GDrag:Towards").
 _HEAD = re.compile(
     r"^\s*([^:\u2013\u2014]{2,60}?)\s*(?::\s+\S|:(?=[A-Z])|\s(?:-{1,2}|[\u2013\u2014])\s+\S)"
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
-# Venues: in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...".
 VENUES = frozenset({VENUE.name.lower(), *"neurips icml cvpr iccv eccv acl emnlp aaai".split()})
+# (in this app "ICLR 2025" is the conference, not "ICLR: In-Context Learning of ...")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 ABSTRACT_USES = 2  # an abstract defines a name it writes this often (`abstract_names`)
 _PARENS = re.compile(r"\(([A-Za-z][A-Za-z0-9+\-]{1,30})\)")
@@ -210,20 +209,27 @@ class NameIndex:
         counts = term_counts or {}
 
         def suspect(key: str) -> bool:
-            """Its term is in many chunks (a stemmed term may be another word's: SIMPL)."""
+            """Its term is in many chunks (a stemmed term may be another word's: SIMPL), or
+            an acronym that spells a word ("Speculative RAG" defines "RAG")."""
             found = terms(written[key])
             term = next(iter(found), "")
-            if len(found) != 1 or ordinary(written[key]):
+            acronym = sum(c.isupper() for c in written[key]) >= 2
+            if len(found) != 1 or (ordinary(written[key]) and not acronym):
                 return False  # an ordinary word is matched as written, not by its use
             return counts.get(term, 0) - len(defined[key]) >= MAX_PAPERS_USING
 
         suspects = [k for k in defined if suspect(k)]
         usage: Counter[str] = Counter()
-        if suspects:  # count the papers that write the name itself, case ignored
-            bounded = {k: re.compile(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])") for k in suspects}
-            for paper in papers:
-                text = f"{paper.title} {paper.abstract}".lower()
-                usage.update(k for k in suspects if k in text and bounded[k].search(text))
+        # The papers that write a suspect name, case ignored; an acronym that spells a word
+        # only as written ("RAG" counts; "rag", and "score" for "SCoRe", do not).
+        find = {
+            k: re.compile(rf"(?<![A-Za-z0-9]){re.escape(written[k])}(?![A-Za-z0-9])")
+            if ordinary(written[k])
+            else re.compile(rf"(?<![A-Za-z0-9]){re.escape(k)}(?![A-Za-z0-9])", re.I)
+            for k in suspects
+        }
+        for paper in papers:
+            usage.update(k for k in suspects if find[k].search(f"{paper.title} {paper.abstract}"))
         keep = {
             k: tuple(ids)
             for k, ids in defined.items()
@@ -350,7 +356,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 7  # 7: the CamelCase names abstracts define and use ("SCoRe")
+NAMES_VERSION = 8  # 8: "RAG" (a word many write as an acronym) dropped; plurals ordinary
 
 
 class PaperNames:
@@ -409,7 +415,8 @@ class PaperNames:
         return [m for m in self.current(keyword).matches(question) if self._defines(m)]
 
     def naming(self, question: str, results: Sequence[RetrievedPaper]) -> NameMatch | None:
-        """The name the question writes whose paper retrieval put first, or None."""
+        """The name the question writes whose paper retrieval put first, or None: such a
+        question ("explain bodygen in simple terms") is answered from that paper."""
         if not results or self.named(question) is None:  # named() checks the saved index
             return None
         first = results[0].paper.id
@@ -428,12 +435,6 @@ class PaperNames:
             )
             for pid in match.paper_ids
         )
-
-    def answers_by_name(self, question: str, results: Sequence[RetrievedPaper]) -> bool:
-        """The question names a paper ("What is MUSE?", "explain bodygen in simple terms",
-        "FlexPrefill 的方法是什么？") and the first result is that paper: it answers, whatever
-        the relevance score says and however the rest of the question is phrased."""
-        return self.naming(question, results) is not None
 
     def unknown_name(self, question: str) -> str | None:
         """The method name a "What is X?" question asks about when no paper is called X and

@@ -125,7 +125,8 @@ class AuthorIndex:
                     if authors and (size > 1 or asks_people or _capitalised(key, question)):
                         ids = [pid for a in authors for pid in self.papers.get(a, [])]
                         return Person(tuple(authors), tuple(dict.fromkeys(ids)), key)
-        return self._mistyped(fold(question)) if asks_people else None
+        mistyped = asks_people or _only_a_name(question)  # "Michael Bronstien — any orals?"
+        return self._mistyped(fold(question)) if mistyped else None
 
     def _mistyped(self, words: list[str]) -> Person | None:
         """A question that asks for someone's papers and writes a full name with one slip in
@@ -176,6 +177,16 @@ def _frame() -> frozenset[str]:
         *table["words"]["person_frame"],
     ]
     return frozenset(w for p in phrases for w in fold(p)) | STOPWORDS
+
+
+def _only_a_name(question: str) -> bool:
+    """The question writes one capitalised name and, besides it, only the words that ask for
+    someone's papers ("Michael Bronstien — any spotlight papers at iclr 2025?")."""
+    runs = [r for r in written_names(question) if 2 <= len(r.words) <= 3]
+    if len(runs) != 1:
+        return False
+    rest = fold(question[: runs[0].start] + " " + question[runs[0].end :])
+    return bool(rest) and set(rest) <= _frame()
 
 
 @dataclass(frozen=True)
