@@ -215,7 +215,7 @@ def test_a_question_title_names_the_seed_that_opens_by_answering_it(tmp_path: Pa
 
 
 def test_title_words_agree_with_the_abstract_by_stem_not_by_prefix(tmp_path: Path) -> None:
-    """The subtitle is compared with the abstract word by stem (rag.common.lexical.stem): a
+    """The subtitle is compared with the abstract word by stem (rag.common.similarity.stem): a
     shared 5-letter prefix ("transfer", "transformers"; "generalization", "generators") is not
     agreement, while inflections ("Forecasting", "forecasts") are."""
     seeds = tmp_path / "s.txt"

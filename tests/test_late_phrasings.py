@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.lang.english import ordinary
+from rag.lang.gloss import ordinary
 from rag.lang.intent import understand, without_venue
 from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings

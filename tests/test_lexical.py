@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bm25s
 
-from rag.common.lexical import lexical_scores, terms
+from rag.common.similarity import lexical_scores, terms
 from rag.index.bm25 import KeywordIndex
 
 TEXT = (
@@ -28,7 +28,7 @@ def test_bm25_and_exact_terms_stem_and_drop_the_same_words() -> None:
 
 
 def test_one_stopword_list_without_duplicates() -> None:
-    from rag.common.lexical import STOPWORDS
+    from rag.common.similarity import STOPWORDS
 
     assert isinstance(STOPWORDS, frozenset)
     assert set(bm25s.stopwords.STOPWORDS_EN) <= STOPWORDS  # BM25's usual list is part of it

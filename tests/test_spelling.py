@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.common.lexical import stem
+from rag.common.similarity import stem
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.spelling import Spelling, one_slip
 from rag.settings import Settings

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rag.answer.pipeline import answer, open_assistant
-from rag.common.lexical import terms
+from rag.common.similarity import terms
 from rag.corpus.seeds import load_corpus
 from rag.index.ingest import build_index
 from rag.index.passages import chunk_paper

@@ -22,7 +22,7 @@ import re
 import unicodedata
 
 from rag.answer.fence import confusables
-from rag.common.lexical import stem
+from rag.common.similarity import stem
 
 # Words that negate what follows them (within a few words): "does not improve", "no gain in",
 # "never converges", "without retraining", "cannot scale", "isn't", "fails to".

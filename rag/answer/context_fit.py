@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.prompts import answer_messages
-from rag.common.lexical import lexical_scores
+from rag.common.similarity import lexical_scores
 from rag.index.passages import split_sentences
 from rag.models.context import context_window, learn_window
 from rag.types import RetrievedPaper

@@ -13,7 +13,7 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
 from rag.answer.records import record_line, records_cited
-from rag.common.lexical import terms
+from rag.common.similarity import terms
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, words
 from rag.lang.messages import message, question_language

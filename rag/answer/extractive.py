@@ -26,8 +26,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import inert_markers
 from rag.answer.support import Quote, spell_out
-from rag.common.lexical import lexical_scores
-from rag.common.similarity import mmr, unit_rows
+from rag.common.similarity import lexical_scores, mmr, unit_rows
 from rag.index.passages import Passage, contribution, passages
 from rag.lang.messages import MESSAGES
 from rag.lang.question_kind import Wants, answer_mode, wants

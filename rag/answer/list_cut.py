@@ -32,8 +32,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.support import spell_out
-from rag.common.lexical import terms
-from rag.common.similarity import unit_rows
+from rag.common.similarity import terms, unit_rows
 from rag.index.papers import PaperIndex
 from rag.index.passages import sentences
 from rag.lang.gloss import english_query

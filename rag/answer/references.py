@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answer.markers import parse_markers
-from rag.common.lexical import STOPWORDS
+from rag.common.similarity import STOPWORDS
 from rag.lang import pointers as read
 from rag.lang import pointers_zh as zh
 from rag.lang.gloss import english_query

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from rag.answer.assistant import Assistant
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
-from rag.common.lexical import STOPWORDS, stem, terms
-from rag.lang.english import english_words
-from rag.lang.gloss import english_query, language, mostly_cjk
+from rag.common.similarity import STOPWORDS, stem, terms
+from rag.lang.gloss import english_query, english_words, language, mostly_cjk
 from rag.lang.messages import MESSAGES, message
 from rag.types import NEAREST_SHOWN, RetrievedPaper
 

@@ -6,7 +6,7 @@ sources as the reader sees them: cited sources first, 1..k in order of first cit
 the uncited ones, with no gaps (the one place numbers change). Each cited source gets one
 quote: the sentence of its abstract (an exact slice, from `rag.index.passages.split_sentences`)
 that best supports the answer sentences citing it, by the embedding model's similarity plus
-the rare terms they share (`rag.common.lexical`).
+the rare terms they share (`rag.common.similarity`).
 
 Each quote also carries a support score: how well the weakest claim citing that source is
 found in its abstract (below the fitted `Calibration.support_floor`, with the weight of shared
@@ -29,8 +29,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
-from rag.common.lexical import lexical_scores
-from rag.common.similarity import unit_rows
+from rag.common.similarity import lexical_scores, unit_rows
 from rag.index.passages import split_sentences
 from rag.index.shipped import StoredVectors
 from rag.lang.gloss import english_part, is_english

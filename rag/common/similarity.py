@@ -1,15 +1,26 @@
-"""Vector helpers for cosine similarity: unit-length rows, and maximal marginal relevance.
+"""How alike two texts are: by the exact terms they share, and by their vectors.
 
-    matrix = unit_rows(vectors)                     # each row scaled to length 1 (zeros stay 0)
-    picked = mmr(matrix, relevance, k=5, lam=0.7)   # indices: relevant, and not alike
+- **Terms**: which of a question's content words a text contains, weighted by rarity. The
+  small embedding model can miss exact terms ("reverse curse", "1.4 times"); retrieval's
+  relevance check, quote matching and the offline answerer add this to cosine similarity.
+  BM25 (`rag.index.bm25`) reads words through the same stopword list and the same stemmer, so
+  a term means one thing in every part of the relevance score.
+- **Vectors**: unit-length rows and maximal marginal relevance.
 
-The retriever diversifies papers with `mmr`; the offline answerer picks sentences with it,
-with its own exclusions (a cap per paper, a margin below the best).
+      matrix = unit_rows(vectors)                     # each row scaled to length 1 (zeros stay 0)
+      picked = mmr(matrix, relevance, k=5, lam=0.7)   # indices: relevant, and not alike
+
+  The retriever diversifies papers with `mmr`; the offline answerer picks sentences with it,
+  with its own exclusions (a cap per paper, a margin below the best).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import re
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -46,3 +57,75 @@ def mmr(
             break
         chosen.append(pick)
     return chosen
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
+_LETTERS = re.compile(r"[a-z]+")
+STOPWORDS = frozenset(
+    # function words (bm25s' English list and a few more)
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with from were has have had its than them which "
+    "while when where what who how can also over those our we more most about between both "
+    "each other only did does any "
+    # words every abstract uses, whatever it is about
+    "paper papers paper's work works method model models approach show shows propose proposed "
+    "using use used based new find found study studies authors author "
+    # how questions are framed, not what they are about
+    "summarize summarise summary overview explain describe tell list give anyone someone "
+    "recent research ones".split()
+)
+
+
+@cache
+def stemmer() -> Any:
+    """The Snowball English stemmer (PyStemmer), shared by BM25 and `terms`."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@cache  # a corpus repeats its words: the term sets of all abstracts took 0.61 s, now 0.45 s
+def stem(word: str) -> str:
+    """`word` stemmed; in compounds ("surface-codes", "gpt-4o") each run of letters is."""
+    if word.isalpha():
+        return str(stemmer().stemWord(word))
+    return _LETTERS.sub(lambda m: str(stemmer().stemWord(m.group())), word)
+
+
+def lexical_scores(
+    query: str, texts: Sequence[str], idf: Callable[[str], float] | None = None
+) -> np.ndarray:
+    """For each text, the share of the query's content terms it contains, weighted by rarity.
+
+    Rarity (IDF) is `idf(term)` when given (the corpus's, `KeywordIndex.idf`), else measured
+    among `texts` themselves, so the words every candidate shares ("masked diffusion") count
+    little and the distinctive ones ("reverse curse") count most.
+    """
+    wanted = terms(query)
+    if not wanted or not texts:
+        return np.zeros(len(texts))
+    found = [terms(t) for t in texts]
+    if idf is not None:
+        weight = {term: idf(term) for term in wanted}
+    else:
+        df = {term: sum(term in f for f in found) for term in wanted}
+        weight = {term: math.log(1 + len(texts) / (1 + df[term])) for term in wanted}
+    total = sum(weight.values())
+    if total <= 0:  # an empty corpus rates no term
+        return np.zeros(len(texts))
+    return np.array([sum(weight[t] for t in wanted & f) / total for f in found])
+
+
+def terms(text: str) -> set[str]:
+    """Content words of `text`: lower-cased, stopwords dropped, stemmed."""
+    return {
+        stem(word)
+        for word in _WORD.findall(text.lower())
+        if word not in STOPWORDS and (len(word) >= 3 or word[0].isdigit())
+    }
+
+
+def term_parts(text: str) -> set[str]:
+    """`terms(text)` plus the parts of hyphenated terms ("surface-code": "surface", "code")."""
+    found = terms(text)
+    return found | {part for t in found if "-" in t for part in t.split("-") if part}

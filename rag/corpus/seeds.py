@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from rag.common.lexical import stem
+from rag.common.similarity import stem
 from rag.corpus.loaders import TITLE_LIST_SUFFIX, json_lines, load_papers
 from rag.errors import LoadError
 from rag.types import Paper

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rag.common.lexical import stemmer
+from rag.common.similarity import stemmer
 
 LABEL_TERMS = 3
 # Words every ML abstract uses: c-TF-IDF already discounts them, but a label made of them

@@ -27,8 +27,8 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from rag.common.atomic import atomic_write
-from rag.common.lexical import STOPWORDS, stemmer, term_parts, terms
 from rag.common.side_files import SideFileError, read_json, warn
+from rag.common.similarity import STOPWORDS, stemmer, term_parts, terms
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ _STOPWORD_LIST = sorted(STOPWORDS)
 
 
 def _tokenize(texts: list[str]) -> Any:
-    """BM25's tokens: words of 2+ characters, through rag.common.lexical's stopwords and stemmer."""
+    """BM25's tokens: words of 2+ characters, through rag.common.similarity's stopwords and
+    stemmer."""
     return bm25s.tokenize(texts, stopwords=_STOPWORD_LIST, stemmer=stemmer(), show_progress=False)
 
 
@@ -76,7 +77,8 @@ class KeywordIndex:
     chunk_ids: list[str]
     paper_ids: list[str]
     generation: str
-    # content term (rag.common.lexical.terms, hyphenated words also by part) -> chunks containing it
+    # content term (rag.common.similarity.terms, hyphenated words also by part) -> chunks
+    # containing it
     term_counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod

@@ -21,7 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rag.common.lexical import STOPWORDS
+from rag.common.similarity import STOPWORDS
 from rag.lang.gloss import english_query, language
 from rag.lang.question_kind import (
     is_list_request,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from rag.common.lexical import terms
+from rag.common.similarity import terms
 from rag.lang import pointers_zh as zh
-from rag.lang.english import ordinary
+from rag.lang.gloss import ordinary
 from rag.lang.intent import asks_comparison
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES

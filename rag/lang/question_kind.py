@@ -8,7 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rag.common.lexical import STOPWORDS
+from rag.common.similarity import STOPWORDS
 
 SUMMARY_REQUEST = re.compile(
     r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE

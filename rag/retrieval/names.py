@@ -31,11 +31,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rag.common.lexical import STOPWORDS, terms
+from rag.common.similarity import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.lang.english import as_typed, made_up, ordinary
-from rag.lang.gloss import title_text
+from rag.lang.gloss import as_typed, made_up, ordinary, title_text
 from rag.lang.intent import words
 from rag.lang.question_kind import subject
 from rag.types import Paper, RetrievedPaper

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
 
-from rag.common.lexical import STOPWORDS, terms
+from rag.common.similarity import STOPWORDS, terms
 from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.lang.english import english_words
+from rag.lang.gloss import english_words
 from rag.lang.intent import phrase_pattern, words
 from rag.retrieval.names import scored_first
 from rag.retrieval.spelling import TYPO_LETTERS, one_slip

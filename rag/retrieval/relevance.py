@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from rag.common.lexical import terms
+from rag.common.similarity import terms
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import GlossUnit, english_query, gloss_units, language
 from rag.retrieval.calibration import MINILM, Calibration

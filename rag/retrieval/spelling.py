@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Callable
 from functools import cache
 
-from rag.common.lexical import stem
-from rag.lang.english import american, english_words
+from rag.common.similarity import stem
+from rag.lang.gloss import american, english_words
 from rag.lang.intent import words as question_words
 
 TYPO_LETTERS = 5  # a shorter word has too many neighbours to tell which one was meant

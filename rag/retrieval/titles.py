@@ -45,11 +45,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
-from rag.common.lexical import STOPWORDS, stem
+from rag.common.similarity import STOPWORDS, stem
 from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.lang.english import american, as_typed
-from rag.lang.gloss import english_query, title_text
+from rag.lang.gloss import american, as_typed, english_query, title_text
 from rag.lang.intent import without_venue, words
 from rag.retrieval.people import fold
 from rag.retrieval.spelling import TYPO_LETTERS, one_slip
