@@ -13,11 +13,12 @@ each before (the answerer of --baseline-ref, run from a `git archive` of it in a
 or the old follow-up rule: history only) and after, in the same run:
 
 - data/eval/conversations.jsonl (and conversations_heldout.jsonl, written after the resolver and
-  not used to change it; conversations_new.jsonl and its held-out twin, 2026-12-06, written by a
-  helper who saw no code nor result): scripted conversations whose follow-ups point at the previous
-  answer's numbered sources ("the second one", "[3]", "the FlexPrefill paper", "which of
-  them are orals?"); a turn counts when the papers it cites are exactly the ones meant
-  (for "which of them are orals?" with none: when it says so).
+  not used to change it; conversations_new.jsonl and conversations_late.jsonl and their
+  held-out twins, 2026-12-06, each written by a helper who saw no code nor result): scripted
+  conversations whose follow-ups point at the previous answer's numbered sources ("the second
+  one", "[3]", "the FlexPrefill paper", "which of them are orals?"); a turn counts when the
+  papers it cites are exactly the ones meant (for "which of them are orals?" with none: when it
+  says so).
 - data/eval/list_questions.jsonl: "which papers / any work on / what is new in" questions with
   gold paper sets (a title rule, recorded in each row): the share of the retrieved gold
   papers that the answer cites.
@@ -176,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             BENCH / "conversations_zh.jsonl",
             BENCH / "conversations_new.jsonl",
             BENCH / "conversations_new_heldout.jsonl",
+            BENCH / "conversations_late.jsonl",
+            BENCH / "conversations_late_heldout.jsonl",
         ],
-        help="conversation sets (the second and the last, by default, are held out: their "
-        "misses are not printed)",
+        help="conversation sets (those named *_heldout are held out: their misses are not printed)",
     )
     parser.add_argument("--list-questions", type=Path, default=BENCH / "list_questions.jsonl")
     parser.add_argument("--quote-labels", type=Path, default=BENCH / "quote_labels.jsonl")

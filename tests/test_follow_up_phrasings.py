@@ -109,3 +109,55 @@ def test_the_page_answers_who_are_the_authors_after_one_paper(
     assert [c.paper_id for c in second.citations] == ["OfjIlbelrT"]
     shown = " ".join(m.value for m in at.chat_message[3].markdown)
     assert "Xunhao Lai" in shown, shown
+
+
+# A later set (data/eval/conversations_late.jsonl, its dev half): bare numbers that open a
+# follow-up, "that paper" in a long question, and what one asks of papers in other words.
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("3?", (3,)),
+        ("2 pls", (2,)),
+        ("1 and 2, which of them need white-box access?", (1, 2)),
+        ("1 和 3 分别用的什么数据", (1, 3)),
+    ],
+)
+def test_bare_numbers_that_open_a_follow_up_are_positions(question: str, expected: tuple) -> None:
+    assert numbers(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["3 papers on diffusion for proteins", "3篇关于蛋白质设计的论文", "10 ways to prune"],
+)
+def test_a_number_of_papers_opening_a_new_question_is_no_position(question: str) -> None:
+    assert numbers(question) is None
+
+
+def test_that_paper_points_however_long_the_question() -> None:
+    question = (
+        "thanks! what exactly did that paper conclude about sparse attention versus simply "
+        "training a longer context model?"
+    )
+    assert numbers(question) == (1,)
+
+
+def test_that_paper_on_something_else_is_no_pointer() -> None:
+    question = (
+        "I saw that paper on video diffusion distillation yesterday, what is its main result?"
+    )
+    assert numbers(question) is None
+
+
+@pytest.mark.parametrize(
+    "question", ["any limitations the authors admit to?", "so which is cheaper to actually run"]
+)
+def test_what_one_asks_of_papers_in_other_words_means_the_papers_shown(question: str) -> None:
+    assert numbers(question) == (1, 2, 3)
+
+
+def test_a_bare_number_after_a_list_answers_that_paper(corpus: Assistant) -> None:
+    session = Session(corpus)
+    first = session.answer("how do people make speculative decoding faster?")
+    second = session.answer("2?")
+    assert [c.paper_id for c in second.citations] == [first.sources[1].paper.id]

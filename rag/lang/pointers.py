@@ -77,6 +77,13 @@ _COMPARED_NUMBERS = re.compile(
     r"(?<![\w.#\[$])(\d{1,2})\s*(?:,|and|&|or|vs\.?|versus|with|to)\s*(\d{1,2})(?![\w.%])",
     re.IGNORECASE,
 )
+# Bare numbers that open a follow-up: "2?", "3 pls", "1 and 2, which need white-box access?",
+# "1 和 3 分别用的什么数据" (not "3 papers on X", "3篇"): positions.
+_LEADING_NUMBERS = re.compile(
+    r"^\W*(\d{1,2})((?:\s*(?:,|、|and|&|or|vs\.?|和|与|跟)\s*\d{1,2})*)"
+    r"(?=\s*(?:[?？.!！,，;；:：]|$)|\s+(?:and|or|pls|please|plz|thx|thanks)\b|\s*[^\W\d_a-zA-Z篇个种项条位])",
+    re.IGNORECASE,
+)
 # Courtesy around a follow-up ("compare the first two pls"): no part of what it points at.
 _COURTESY = re.compile(r"\b(?:please|pls|plz|thanks|thank\s+you|thx)\b[.!]*", re.IGNORECASE)
 
@@ -119,6 +126,7 @@ _THAT_PAPER = re.compile(
     r"(?=\s*(?:[?.!,;:]|$))",
     re.IGNORECASE,
 )
+_DESCRIBED = re.compile(r"\s+(?:on|about|from|by|called|named|titled|with|in|at)\b", re.I)
 _IT = re.compile(r"\b(?:it|its|it's)\b", re.IGNORECASE)
 _THEY = re.compile(r"\b(?:they|them|their|theirs|they're)\b", re.IGNORECASE)
 # "Is it possible ...", "it is known that": "it" pointing at nothing.
@@ -155,7 +163,8 @@ _FRAME = frozenset(
     "work works article source sources result results study please could would should "
     "you and the also other both all these those them they it its this that same above "
     "oral orals spotlight spotlights poster posters accepted link url authors author wrote "
-    "written between differ difference different versus".split()
+    "written between differ difference different versus actually exactly really just "
+    "basically so ok okay".split()
 )
 _NAME_WORDS = re.compile(r"[A-Za-z0-9][\w'-]*")
 _COMMON_ACRONYMS = frozenset(
@@ -192,6 +201,11 @@ def positions(text: str, count: int, taken: list[tuple[int, int]]) -> Pointers:
             numbers = [_ordinal(w, count) for w in match.groups() if w]
             if all(1 <= n <= count for n in numbers):
                 take(match, numbers)
+    leading = _LEADING_NUMBERS.match(text)
+    if leading is not None and not _overlaps(leading.span(), found.spans):
+        numbers = [int(leading.group(1)), *map(int, re.findall(r"\d+", leading.group(2)))]
+        if all(1 <= n <= count for n in numbers):
+            take(leading, numbers)
     if is_comparison(text):  # "compare 1 and 3", "2 vs 4": bare numbers are positions
         for match in _COMPARED_NUMBERS.finditer(text):
             numbers = [int(match.group(1)), int(match.group(2))]
@@ -227,9 +241,17 @@ def whole_list(text: str, count: int, scope: tuple[int, ...]) -> Pointers:
 def pronoun(text: str, scope: tuple[int, ...]) -> Pointers:
     """ "that paper", "it" (the first cited paper), "they" (the cited ones), in a short
     follow-up; not "Is it possible to ..."."""
+    that = _THAT_PAPER.search(text)
+    # "what exactly did that paper conclude about test-time compute versus a bigger model?":
+    # "that paper" points however much it asks; "the paper on X" only in a short follow-up.
+    if (
+        that is not None
+        and that.group().split()[0].lower() in ("that", "this", "said")
+        and not _DESCRIBED.match(text, that.end())  # "that paper on X" may be another one
+    ):
+        return Pointers([scope[0]], "pronoun", [that.span()])
     if not short_follow_up(text):
         return Pointers()
-    that = _THAT_PAPER.search(text)
     if that is not None:
         return Pointers([scope[0]], "pronoun", [that.span()])
     if _IT.search(text) and not _EXPLETIVE.search(text):
