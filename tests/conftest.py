@@ -63,6 +63,14 @@ def corpus_settings(
     return settings
 
 
+@pytest.fixture(scope="module")
+def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Any:
+    """The offline assistant over the whole bundle, one per test module (its caches fresh)."""
+    from rag.answer.pipeline import open_assistant
+
+    return open_assistant(corpus_settings, embeddings=embeddings)
+
+
 @pytest.fixture(scope="session")
 def seed_papers() -> list[Paper]:
     """The 38 seed abstracts, as loaded from data/iclr2025 (do not change them)."""

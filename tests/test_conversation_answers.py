@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
+from rag.answer.pipeline import Assistant, CitedAnswer, answer
 from rag.cli.main import main
-from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 
 ATTENTION = "Which papers make attention cheaper for long sequences?"
@@ -36,11 +35,6 @@ def ask(turns: list[str], assistant: Assistant) -> list[CitedAnswer]:
         ]
         results.append(previous)
     return results
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.slow

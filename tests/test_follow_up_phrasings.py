@@ -8,18 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.pipeline import Assistant, open_assistant
+from rag.answer.pipeline import Assistant
 from rag.answer.references import resolve
-from rag.models.minilm import LocalEmbeddings
 from rag.session import Session
 from rag.settings import Settings
 from tests.helpers import point_app_at
 from tests.test_conversation import CITED, SOURCES, numbers
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.parametrize(

@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.answer.pipeline import Assistant, answer
 from rag.lang.intent import understand
-from rag.models.minilm import LocalEmbeddings
-from rag.settings import Settings
 
 TEST_TIME_COMPUTE = "4FWAwZtd2n"  # Scaling LLM Test-Time Compute Optimally Can be More ...
 LABMATE = (
     "my labmate said there were a bunch of papers at ICLR this year on scaling test-time "
     "compute for reasoning which ones should i actually look at"
 )
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.parametrize(

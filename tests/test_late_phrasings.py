@@ -7,18 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.answer.pipeline import Assistant, answer
 from rag.lang.gloss import ordinary
 from rag.lang.intent import understand, without_venue
-from rag.models.minilm import LocalEmbeddings
-from rag.settings import Settings
 
 SVDQUANT = "vWR3KuiQur"  # SVDQuant: Absorbing Outliers by Low-Rank Component for 4-Bit ...
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,10 @@ import pytest
 
 from rag.answer.judge import Judged, Verdict, kept, verdict_fields
 from rag.answer.list_cut import subject_shares
-from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.answer.pipeline import Assistant, answer
 from rag.cli.main import main
 from rag.lang.intent import read_question, understand
 from rag.lang.question_kind import is_list_request, list_subject
-from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 from rag.types import OFFLINE_MODEL, Paper, RetrievedPaper
 
@@ -20,11 +19,6 @@ FLEXPREFILL = "OfjIlbelrT"
 BLOCK_DIFFUSION = "tyEyYT267x"
 REPA = "DJSZGGZYVi"  # Representation Alignment for Generation (image diffusion)
 DIAGONAL_COVARIANCE = "fV0t65OBUu"  # Optimal Diagonal Covariance Matching (diffusion models)
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.parametrize(

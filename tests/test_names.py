@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,7 +20,6 @@ from rag.index.ingest import build_index
 from rag.lang.question_kind import subject
 from rag.models.minilm import LocalEmbeddings
 from rag.retrieval.names import NameIndex, PaperNames, name_shaped, named_records, title_names
-from rag.settings import Settings
 from rag.types import Paper
 from tests.helpers import CORPUS_JSONL, ROOT, make_settings, read_jsonl
 
@@ -337,11 +335,6 @@ def test_ordinary_questions_are_not_taken_for_names(small: Assistant) -> None:
 # The whole corpus ----------------------------------------------------------------------------
 
 NAMED_QUESTIONS = ROOT / "data" / "eval" / "named_questions.jsonl"
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: Any) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rag.answer.pipeline import answer, open_assistant
+from rag.answer.pipeline import answer
 from rag.lang.intent import read_question, without_venue
 from rag.retrieval.people import AuthorIndex, absent_name
 from rag.settings import BUNDLED_CORPUS, Settings
@@ -200,11 +200,6 @@ def bundled_authors(name: str) -> set[str]:
             if name in (row.get("authors") or []):
                 ids.add(row["id"])
     return ids
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: Any) -> Any:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.slow

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.extractive import extractive_answer, without_name
-from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.answer.pipeline import Assistant, answer
 from rag.lang.question_kind import HOW_IT_WORKS, WANTS_EVALUATION
 from rag.models.minilm import LocalEmbeddings
-from rag.settings import Settings
 from rag.types import Paper, RetrievedPaper
 
 AGENTS = Paper(
@@ -22,11 +21,6 @@ AGENTS = Paper(
     "Applied to the SWE-bench benchmark, TreeCoder resolves 31% of the issues, a 20% relative "
     "improvement over open-source agents.",
 )
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 def test_evaluation_questions_quote_the_benchmark_sentence(embeddings: LocalEmbeddings) -> None:

@@ -9,18 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.pipeline import Assistant, answer, open_assistant
+from rag.answer.pipeline import Assistant, answer
 from rag.lang.intent import topic_of, understand
-from rag.models.minilm import LocalEmbeddings
 from rag.settings import Settings
 from tests.helpers import point_app_at
 
 STRONG_MODEL_COLLAPSE = "et5l9qPUhm"
-
-
-@pytest.fixture(scope="module")
-def corpus(corpus_settings: Settings, embeddings: LocalEmbeddings) -> Assistant:
-    return open_assistant(corpus_settings, embeddings=embeddings)
 
 
 @pytest.mark.parametrize(
