@@ -6,7 +6,10 @@ data/eval/framed_questions.jsonl holds questions as a researcher types them arou
 ("my advisor wants me to look at graph transformers, anything good?", "i saw a talk on model
 collapse, which paper was it"): 20 whose topic the corpus covers, 6 whose topic it lacks,
 each split into a dev half and a held-out half (written before any was answered). For each
-half: the share of the answerable ones answered, and of the others refused. `--baseline REV`
+half: the share of the answerable ones answered, and of the others refused.
+`--questions data/eval/framed_questions_late.jsonl` (64 more, 2026-12-06, by a helper who saw
+no code nor result: 48 covered, 16 that no title or abstract covers, a third Chinese; splits
+"dev" and "heldout"). `--baseline REV`
 measures REV in the same run (bench.baseline). `--misses` prints the dev half's misses only.
 """
 

@@ -142,3 +142,32 @@ def test_a_mistyped_question_is_answered_as_the_question_meant(
         assert f"\u201c{wrong}\u201d" in typed_answer.scope_note, typed_answer.scope_note
         assert f"\u201c{right}\u201d" in typed_answer.scope_note
     assert "\u201c" not in clean_answer.scope_note
+
+
+def test_a_chat_abbreviation_the_index_lacks_is_read_in_full(spelling: Spelling) -> None:
+    """ "the log prob of the chosen responses": no abstract writes "prob"; the answer says how
+    it was read."""
+    assert spelling.text("the log prob of chosen responses") == (
+        "the log probability of chosen responses"
+    )
+    assert spelling.changes("Params and perf?") == [
+        ("Params", "Parameters"),
+        ("perf", "performance"),
+    ]
+
+
+def test_an_abbreviation_the_index_holds_is_kept() -> None:
+    held = Spelling(lambda s: 40 if s == stem("params") else 0)
+    assert held.text("how many params") == "how many params"
+
+
+def test_chat_words_are_no_search_terms_and_the_paper_is_found(bundled: Assistant) -> None:
+    """ "weird" and "prob" are in no abstract: each was counted as a topic the corpus lacks, and
+    the question about likelihood displacement in DPO was refused."""
+    question = (
+        "weird thing in our dpo runs: the log prob of the chosen responses goes down during "
+        "training, not just the rejected ones. is that a known phenomenon?"
+    )
+    result = answer(question, assistant=bundled)
+    assert not result.abstained
+    assert result.citations[0].paper_id == "uaMSBJDnRv"  # Unintentional Unalignment: ...

@@ -99,9 +99,11 @@ def without_venue(text: str) -> str:
 
 
 def _without_askers(text: str) -> str:
-    """ "how are people making X" searched as "how are making X" (`askers`)."""
+    """ "how are people making X" searched as "how are making X" (`askers`), without the chat
+    words that say nothing of it (`filler`: "weird thing in our dpo runs")."""
     found = phrase_pattern(tuple(words()["words"]["askers"]))
-    return found.sub(lambda m: re.sub(r"\s*\bpeople\b", "", m.group(), flags=re.I), text)
+    text = found.sub(lambda m: re.sub(r"\s*\bpeople\b", "", m.group(), flags=re.I), text)
+    return " ".join(phrase_pattern(tuple(words()["words"]["filler"])).sub(" ", text).split())
 
 
 # "Is X an oral or a poster?": a yes/no opener over two tiers asks which one it is.

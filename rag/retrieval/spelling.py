@@ -1,5 +1,6 @@
 """A question's words as the user meant them: a British spelling read as the American one the
-abstracts use ("optimisation"), and a word few or no texts hold read as the word a typing slip
+abstracts use ("optimisation"), a chat abbreviation as the word ("prob": `abbreviations` in
+rag/lang/intent_words.toml), and a word few or no texts hold read as the word a typing slip
 away that many do ("difusion", "langauge", "Schrodinger Brige", "vison-language").
 
 BM25 reads a mistyped word as a word no abstract has (or the one abstract with the same typo),
@@ -83,6 +84,9 @@ class Spelling:
 
     def _word(self, word: str) -> str:
         typed = stem(word)
+        full = question_words()["abbreviations"].get(word)  # "prob": "probability"
+        if full is not None and self.count(typed) < WORD_HELD:
+            return str(full)
         if len(word) < TYPO_LETTERS or word in self.names or self.titled(typed):
             return word
         held = self.count(typed)
