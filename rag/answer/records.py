@@ -61,12 +61,9 @@ def record_answer(
     question, sources = turn.question, turn.sources
     retriever = assistant.retriever
     # Retrieval put it first because the question writes its name or its title (or its
-    # title's words: rag.retrieval.titles), decided there once; or it writes the name beside
-    # one of its authors' ("who wrote SVDQuant? is it Song Han's group?", lifted as theirs).
-    asked_for = bool(sources) and (
-        sources[0].asked_by in ("name", "title")
-        or retriever.names.naming(turn.standalone, sources) is not None
-    )
+    # title's words: rag.retrieval.titles); decided there, once, also when the question names
+    # one of its authors too ("who wrote SVDQuant? is it Song Han's group?").
+    asked_for = bool(sources) and sources[0].asked_by in ("name", "title")
     # the named paper's authors answer both
     ask_person = not (asked.authors_of and asked_for)
     person = retriever.people.named(turn.standalone, asked.people) if ask_person else None

@@ -98,7 +98,7 @@ def without_venue(text: str) -> str:
     return " ".join(stripped.split())
 
 
-def _without_askers(text: str) -> str:
+def _without_chat(text: str) -> str:
     """ "how are people making X" searched as "how are making X" (`askers`), without the chat
     words that say nothing of it (`filler`: "weird thing in our dpo runs")."""
     found = phrase_pattern(tuple(words()["words"]["askers"]))
@@ -172,7 +172,7 @@ def read_question(question: str) -> Asked:
         people=_has(text, "people"),
         authors_of=_has(text, "authors_of") or last in ("author", "authors"),
         # "..., 3 is enough", "give me seven": how many, not what about
-        search=_without_askers(without_venue(_number_patterns().alone.sub(" ", search))),
+        search=_without_chat(without_venue(_number_patterns().alone.sub(" ", search))),
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
         number=number,

@@ -242,18 +242,19 @@ def pronoun(text: str, scope: tuple[int, ...]) -> Pointers:
     """ "that paper", "it" (the first cited paper), "they" (the cited ones), in a short
     follow-up; not "Is it possible to ..."."""
     that = _THAT_PAPER.search(text)
+    short = short_follow_up(text)
     # "what exactly did that paper conclude about test-time compute versus a bigger model?":
-    # "that paper" points however much it asks; "the paper on X" only in a short follow-up.
-    if (
+    # "that paper" points however much it asks; "the paper on X" only in a short follow-up,
+    # and "that paper on X" may be another one.
+    demonstrative = (
         that is not None
         and that.group().split()[0].lower() in ("that", "this", "said")
-        and not _DESCRIBED.match(text, that.end())  # "that paper on X" may be another one
-    ):
+        and not _DESCRIBED.match(text, that.end())
+    )
+    if that is not None and (short or demonstrative):
         return Pointers([scope[0]], "pronoun", [that.span()])
-    if not short_follow_up(text):
+    if not short:
         return Pointers()
-    if that is not None:
-        return Pointers([scope[0]], "pronoun", [that.span()])
     if _IT.search(text) and not _EXPLETIVE.search(text):
         return Pointers([scope[0]], "pronoun")
     if _THEY.search(text):

@@ -219,16 +219,17 @@ class NameIndex:
 
         suspects = [k for k in defined if suspect(k)]
         usage: Counter[str] = Counter()
-        # The papers that write a suspect name, case ignored; an acronym that spells a word
-        # only as written ("RAG" counts; "rag", and "score" for "SCoRe", do not).
+        # Papers writing a suspect name, any case; an acronym that spells a word as written.
         find = {
             k: re.compile(rf"(?<![A-Za-z0-9]){re.escape(written[k])}(?![A-Za-z0-9])")
             if ordinary(written[k])
             else re.compile(rf"(?<![A-Za-z0-9]){re.escape(k)}(?![A-Za-z0-9])", re.I)
             for k in suspects
         }
-        for paper in papers:
-            usage.update(k for k in suspects if find[k].search(f"{paper.title} {paper.abstract}"))
+        for paper in papers:  # its text made once; most suspects are not in it at all
+            text = f"{paper.title} {paper.abstract}"
+            lower = text.lower()
+            usage.update(k for k in suspects if k in lower and find[k].search(text))
         keep = {
             k: tuple(ids)
             for k, ids in defined.items()

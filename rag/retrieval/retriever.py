@@ -130,8 +130,8 @@ class Retriever:
             asked = read_question(original)
             person = self.people.named(original, asked.people, keyword)
             ranked, fused = person_first(ranked, person, fused)
-            if person is not None:
-                asked_by |= dict.fromkeys(person.paper_ids, "author")
+            if person is not None:  # a paper the question also names stays named by it
+                asked_by |= {p: "author" for p in person.paper_ids if p not in asked_by}
             # A title record asked by its title ("Interpreting the Second-Order Effects of
             # Neurons in CLIP") or by its title's words (its head, its subtitle, a run of it:
             # "deep MMD gradient flow"), not in a list question: first.
