@@ -223,6 +223,22 @@ def test_a_name_many_papers_use_names_none_of_them() -> None:
     assert NameIndex.build(papers, {}).match("What is LLM?") is not None
 
 
+def test_a_word_of_a_longer_head_names_its_paper_only_when_no_other_paper_writes_it() -> None:
+    """ "kNN" of "kNN Attention Demystified" is a term two other abstracts write ("a
+    size-insensitive kNN sampling"); "TetSphere" of "TetSphere Splatting" is coined."""
+    papers = [
+        paper("kNN Attention Demystified: A Theoretical Exploration", pid="knn"),
+        paper("TetSphere Splatting: Representing Geometry", pid="tet"),
+        paper("Graph retrieval", "We sample neighbours by kNN search.", "u1"),
+        paper("RNA structures", "A size-insensitive K-nearest neighbor (kNN) sampling.", "u2"),
+    ]
+    names = NameIndex.build(papers, {})
+    assert names.match("rna evaluation with a size-insensitive kNN sampling") is None
+    assert names.match("explain knn attention demystified").paper_ids == ("knn",)  # type: ignore[union-attr]
+    assert names.match("how does TetSphere represent geometry").paper_ids == ("tet",)  # type: ignore[union-attr]
+    assert NameIndex.build(papers[:2], {}).match("a kNN sampling") is not None  # no one else
+
+
 def test_an_abstract_defines_the_name_it_writes_twice_and_no_other_paper_writes() -> None:
     score = paper(
         "Training Language Models to Self-Correct via Reinforcement Learning",

@@ -1,12 +1,11 @@
 """Method names and the papers that introduce them: "What is FlexPrefill?" is FlexPrefill's paper.
 
-The names come from the titles of the indexed papers, computed once per index generation:
-
-- a title's leading name, `NAME: ...` or `NAME - ...` ("FlexPrefill: ..."), one word or a
-  short head holding a name-shaped word ("TetSphere Splatting");
-- an acronym or CamelCase word defined in the title: in parentheses ("... Rewards (NEAR): ..."),
-  or a whole title of one name-shaped word (seed abstracts titled "SPACE", "PQM");
-- a whole title of two or three capitalised words ("Differential Transformer").
+The names come from the titles of the indexed papers, computed once per index generation: a
+title's leading name, `NAME: ...` or `NAME - ...` ("FlexPrefill: ..."), one word or a short head
+holding a name-shaped word ("TetSphere Splatting", and "TetSphere" if no other paper writes it:
+not "kNN" of "kNN Attention Demystified"); an acronym or CamelCase word the title defines in
+parentheses ("(NEAR)") or as its whole (seed abstracts titled "SPACE"); a whole title of two or
+three capitalised words ("Differential Transformer").
 
 A name is found in a question as the user writes it: "flexprefill" names FlexPrefill too. A
 name that is also an ordinary English word ("CAKE", "MUSE", "ZETA", "Drama") names its paper
@@ -15,11 +14,8 @@ only when written in capitals as in the title, when it is the whole subject of t
 or "the muse of poets" names nothing. A word counts as ordinary when it is a whole word of the
 bundled model's English vocabulary (BERT's 30k word pieces, read lazily) or a stopword. A name
 that many papers use (in 15 or more abstracts, "DNNs"; an acronym that spells a word, as
-written: "RAG") names no paper in particular.
-
-When a question's whole subject looks like a method name ("What is FooBarNet?": CamelCase,
-capitals or digits) that no paper is called and no abstract contains, `unknown_name` says so,
-and `closest` offers the nearest names (difflib).
+written: "RAG") names no paper in particular. A method-like name that no paper is called and no
+abstract contains ("What is FooBarNet?") is `unknown_name`; `closest` offers the nearest names.
 """
 
 from __future__ import annotations
@@ -41,6 +37,9 @@ from rag.types import Paper, RetrievedPaper
 from rag.venue import VENUE
 
 MAX_PAPERS_USING = 15  # a name this many papers write names none in particular
+# A word of a longer head that other papers write too is a term, not the paper's name:
+# "kNN" ("kNN Attention Demystified: ..."), "SWE-bench" ("SWE-bench Multimodal: ...").
+MAX_PART_USERS = 2
 # A title's head before ": ", " - ", " -- ", a dash, or a colon before a capital ("GDrag:Towards").
 _HEAD = re.compile(
     r"^\s*([^:\u2013\u2014]{2,60}?)\s*(?::\s+\S|:(?=[A-Z])|\s(?:-{1,2}|[\u2013\u2014])\s+\S)"
@@ -64,18 +63,9 @@ def name_shaped(word: str) -> bool:
     return bool(_SHAPED.match(word)) and len(word) >= 2
 
 
-# Shares of a title's content words a question must hold, and of the question's words the
-# title must hold, for the question to be asking about that paper by its title ("Any papers on
-# federated learning?" holds 2 of the 3 words of "Problem-Parameter-Free Federated Learning":
-# not its title).
+# Shares of a title's words the question holds, and of its words the title holds, to ask by
+# title ("Any papers on federated learning?" is not "Problem-Parameter-Free Federated Learning").
 TITLE_SHARE, QUESTION_SHARE = 0.8, 0.6
-
-
-def asks_title(question: str, title: str) -> bool:
-    """The question asks about a paper by its title: most of the title's words are in it,
-    and most of its words are the title's ("summarize structure language models for protein
-    conformation generation")."""
-    return bool(asked_titles(question, {"": title}))
 
 
 def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
@@ -106,10 +96,8 @@ def named_records(
 
     frame = set(title_words(" ".join(words()["words"]["name_frame"])))
     rest = set(title_words(title_text(question))) - set(title_words(match.name)) - frame
-    # The only name the question writes, and a coined one ("GenEx", "gamma-MoD": inner
-    # capitals or digits, not a word), is the paper's, whatever the rest asks ("GenEx 是怎么
-    # 从单张图片生成 3D 环境的？"); beside another name ("tldr OpenMathInstruct-2 pls") it may
-    # be a word.
+    # The only name written, and coined ("GenEx", "gamma-MoD"), is the paper's whatever the
+    # rest asks; beside another name ("tldr OpenMathInstruct-2 pls") it may be a word.
     coined = only and name_shaped(match.name) and made_up(match.name)
     return [pid for pid in ids if coined or not rest or rest & set(title_words(titles[pid]))]
 
@@ -131,7 +119,7 @@ def title_names(title: str) -> list[str]:
         elif 1 < len(words) <= 3 and any(name_shaped(w) for w in words):
             # "TetSphere Splatting", "The 3D-PC", "OSDA Agent": the head, and its name.
             found.append(head)
-            found += [w for w in words if name_shaped(w) and len(w) >= 3]
+            found += head_parts(title)
         elif (
             1 < len(words) <= 3
             and all(w[:1].isupper() for w in words)
@@ -149,6 +137,16 @@ def title_names(title: str) -> list[str]:
     if not m and 2 <= len(words) <= 3 and all(w[:1].isupper() for w in words):
         found.append(title)
     return list(dict.fromkeys(found))
+
+
+def head_parts(title: str) -> list[str]:
+    """The name-shaped words of a head of two or three words ("TetSphere Splatting: ..."):
+    names of the paper only when it coined them (`MAX_PART_USERS`)."""
+    m = _HEAD.match(as_typed(unicodedata.normalize("NFKC", " ".join(title.split()))))
+    words = m.group(1).split() if m else []
+    if not 1 < len(words) <= 3 or (len(words) == 2 and _VERSION.fullmatch(words[1])):
+        return []
+    return [w for w in words if name_shaped(w) and len(w) >= 3]
 
 
 def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
@@ -195,7 +193,9 @@ class NameIndex:
         papers = list(papers)
         defined: dict[str, list[str]] = {}
         written: dict[str, str] = {}
+        parts: set[str] = set()  # a word of a longer head ("kNN"): the paper's if coined
         for paper in papers:
+            parts |= {_fold(w) for w in head_parts(paper.title)}
             for name in title_names(paper.title):
                 key = _fold(name)
                 if paper.id not in defined.setdefault(key, []):
@@ -217,7 +217,7 @@ class NameIndex:
                 return False  # an ordinary word is matched as written, not by its use
             return counts.get(term, 0) - len(defined[key]) >= MAX_PAPERS_USING
 
-        suspects = [k for k in defined if suspect(k)]
+        suspects = [k for k in defined if k in parts or suspect(k)]
         usage: Counter[str] = Counter()
         # Papers writing a suspect name, any case; an acronym that spells a word as written.
         find = {
@@ -236,7 +236,7 @@ class NameIndex:
             if k not in STOPWORDS
             and k not in VENUES
             and len(k) >= 2
-            and usage[k] - len(ids) < MAX_PAPERS_USING
+            and usage[k] - len(ids) < (MAX_PART_USERS if k in parts else MAX_PAPERS_USING)
         }
         return cls(keep, {k: written[k] for k in keep})
 
@@ -302,18 +302,17 @@ class NameIndex:
 
 def _checked_names(saved: object) -> NameIndex | None:
     """The saved name index when it is of the shape `build` makes, else None."""
-    if not isinstance(saved, dict):
+    papers, written = (
+        (saved.get("papers"), saved.get("written")) if isinstance(saved, dict) else 2 * (None,)
+    )
+    if (
+        not (isinstance(papers, dict) and isinstance(written, dict))
+        or papers.keys() != written.keys()
+    ):
         return None
-    papers, written = saved.get("papers"), saved.get("written")
-    if not (
-        isinstance(papers, dict)
-        and isinstance(written, dict)
-        and papers.keys() == written.keys()
-        and all(isinstance(v, str) for v in written.values())
-        and all(
-            isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids)
-            for ids in papers.values()
-        )
+    if not all(isinstance(v, str) for v in written.values()) or not all(
+        isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids)
+        for ids in papers.values()
     ):
         return None
     return NameIndex({k: tuple(ids) for k, ids in papers.items()}, dict(written))
@@ -356,7 +355,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 8  # 8: "RAG" (a word many write as an acronym) dropped; plurals ordinary
+NAMES_VERSION = 9  # 9: a word of a longer head others write ("kNN") names no paper
 
 
 class PaperNames:
