@@ -156,6 +156,22 @@ def test_a_chat_abbreviation_the_index_lacks_is_read_in_full(spelling: Spelling)
     ]
 
 
+def test_a_described_paper_with_chat_abbreviations_is_found_not_refused(
+    bundled: Assistant,
+) -> None:
+    """ "implied vol surfaces ... ~10 yrs of intraday S&P 500 options": "vol" and "yrs" are in
+    no abstract, and each cost the question 0.2 of relevance, so the paper retrieval put first
+    was refused."""
+    question = (
+        "anyone know the paper that uses graph neural operators to build implied vol surfaces "
+        "directly from raw option quotes — a single model trained on ~10 yrs of intraday S&P "
+        "500 options, respects no-arbitrage, compared against SVI?"
+    )
+    result = answer(question, assistant=bundled)
+    assert not result.abstained
+    assert result.citations[0].paper_id == "DPlUWG4WMw"  # Operator Deep Smoothing for ...
+
+
 def test_an_abbreviation_the_index_holds_is_kept() -> None:
     held = Spelling(lambda s: 40 if s == stem("params") else 0)
     assert held.text("how many params") == "how many params"
