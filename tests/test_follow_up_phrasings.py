@@ -155,3 +155,35 @@ def test_a_bare_number_after_a_list_answers_that_paper(corpus: Assistant) -> Non
     first = session.answer("how do people make speculative decoding faster?")
     second = session.answer("2?")
     assert [c.paper_id for c in second.citations] == [first.sources[1].paper.id]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["哪些是口头报告？", "哪篇拿了 oral", "其中哪些是海报？", "只看亮点论文", "any orals?"],
+)
+def test_a_tier_alone_asks_of_the_papers_shown(question: str) -> None:
+    found = resolve(question, SOURCES, CITED)
+    assert (
+        found is not None
+        and found.tier
+        and found.numbers == tuple(n for n in (1, 2, 3) if SOURCES[n - 1].tier == found.tier)
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["推测解码方向有哪些口头报告（oral）论文？", "扩散模型有哪些oral", "any orals on jailbreaks?"],
+)
+def test_a_tier_with_a_subject_of_its_own_is_a_new_question(question: str) -> None:
+    assert resolve(question, SOURCES, CITED) is None
+
+
+def test_a_chinese_tier_question_on_a_new_subject_is_searched(corpus: Assistant) -> None:
+    """In the page: after KV-cache papers, "which speculative decoding papers are orals?" in
+    Chinese answered "none of the 5 papers is an oral" about the KV-cache papers."""
+    session = Session(corpus)
+    session.answer("any papers on kv cache compression for long context?")
+    result = session.answer("推测解码方向有哪些口头报告（oral）论文？")
+    assert not result.abstained
+    assert result.citations[0].paper_id == "vo9t20wsmd"  # Faster Cascades via Speculative ...
+    assert {s.paper.tier for s in result.sources} == {"Oral"}

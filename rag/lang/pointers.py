@@ -18,7 +18,7 @@ from functools import cache
 
 from rag.common.similarity import terms
 from rag.lang import pointers_zh as zh
-from rag.lang.gloss import ordinary
+from rag.lang.gloss import english_query, ordinary
 from rag.lang.intent import asks_comparison
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
@@ -302,9 +302,7 @@ def compares_all(question: str) -> bool:
     return False
 
 
-def is_comparison(question: str) -> bool:
-    """ "compare the first two", "how do they differ?", "比较一下它们": side by side."""
-    return asks_comparison(question)
+is_comparison = asks_comparison  # "compare the first two", "how do they differ?", "比较一下它们"
 
 
 def topic_terms(question: str) -> set[str]:
@@ -334,7 +332,10 @@ def short_follow_up(text: str) -> bool:
 
 
 def only_tier(text: str) -> bool:
-    """ "any orals?", "only the spotlights": nothing asked but the tier."""
+    """ "any orals?", "only the spotlights", "哪些是口头报告？": nothing asked but the tier;
+    "推测解码方向有哪些口头报告论文？" asks for a subject's orals (read through the gloss)."""
+    if zh.has_han(text):
+        return not topic_terms(english_query(zh.without_tier(text)))
     return not topic_terms(text) and len(text.split()) <= 8
 
 

@@ -97,6 +97,13 @@ def pointers(text: str, count: int, scope: tuple[int, ...]) -> Pointers:
     return found
 
 
+def without_tier(text: str) -> str:
+    """`text` without its tier words ("口头报告", "oral")."""
+    for _, pattern in _TIERS:
+        text = pattern.sub(" ", text)
+    return text
+
+
 def tier_asked(text: str) -> str:
     return next((tier for tier, pattern in _TIERS if pattern.search(text)), "")
 
