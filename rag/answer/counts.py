@@ -4,10 +4,13 @@ A paper counts when its title or abstract contains every content word of the que
 (stemmed, as BM25 reads words). The rule is said in the answer, with how many papers have a
 title only (no abstract in the corpus), since for them only the title can match. A tier the
 question names ("how many orals on Y") filters the count like the sidebar, and the answer
-counts among that tier's papers ("15 of the 380 Spotlight papers").
+counts among that tier's papers ("15 of the 380 Spotlight papers"). With no topic ("how many
+orals are there in total?") it counts the conference: all the papers (of that tier), by decision.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
@@ -16,8 +19,9 @@ from rag.answer.records import record_line, records_cited
 from rag.common.similarity import terms
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, words
-from rag.lang.messages import message, question_language
-from rag.types import Filters, RetrievedPaper
+from rag.lang.messages import TIER_ZH, message, question_language
+from rag.types import TIERS, Filters, Paper, RetrievedPaper
+from rag.venue import VENUE
 
 MAX_LISTED = 50  # titles listed after the cited ones; the rest is counted
 
@@ -31,18 +35,17 @@ def topic_terms(asked: Asked) -> set[str]:
 def count_answer(
     turn: Turn, asked: Asked, filters: Filters, assistant: Assistant
 ) -> CitedAnswer | None:
-    """The count answer, or None when the question names no topic to count."""
+    """The count answer: of the papers on the question's topic, or of all (of a tier)."""
     topic = topic_terms(asked)
-    if not topic:
-        return None
     question = turn.question
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
     # the 380 Spotlight papers), and said so.
     papers = [p for p in assistant.retriever.index.all_papers() if filters.accepts(p)]
     tiers = " / ".join(filters.tiers)
-    which = (
-        "" if not tiers else f" {tiers} " if question_language(question) == "zh" else f"{tiers} "
-    )
+    zh = question_language(question) == "zh"
+    which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
+    if not topic:  # "how many orals are there in total?": the conference's own count
+        return records_cited(turn, venue_count(papers, question, which, not tiers), [], assistant)
     matching = [p for p in papers if topic <= terms(f"{p.title}\n{p.abstract}")]
     rank = {s.paper.id: i for i, s in enumerate(turn.sources)}
     matching.sort(key=lambda p: (rank.get(p.id, len(rank)), p.title.casefold()))
@@ -63,3 +66,24 @@ def count_answer(
     if len(matching) > k + MAX_LISTED:
         lines.append(message("count_more", question).format(n=len(matching) - k - MAX_LISTED))
     return records_cited(turn, lines, cited, assistant, rest=False)
+
+
+def venue_count(papers: list[Paper], question: str, which: str, by_tier: bool) -> list[str]:
+    """How many papers the index holds (of the tier the question names), per decision."""
+    lines = [
+        message("count_all", question).format(total=len(papers), which=which, venue=VENUE.label)
+    ]
+    if by_tier:
+        counts = Counter(p.tier for p in papers)
+        zh = question_language(question) == "zh"
+        names = {t: TIER_ZH[t] if zh else t for t in TIERS} | {
+            "": message("count_undecided", question)
+        }
+        tiers = ("、" if zh else ", ").join(
+            f"{counts[t]:,} {names[t]}" for t in (*TIERS, "") if counts[t]
+        )
+        lines.append(message("count_tiers", question).format(tiers=tiers))
+    titles_only = sum(not p.has_abstract for p in papers)
+    if titles_only:
+        lines.append(message("count_all_titles", question).format(m=titles_only))
+    return lines

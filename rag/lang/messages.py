@@ -82,6 +82,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
         "is not in the bundled corpus): for them only the title can match.",
         "count_more": "… and {n:,} more.",
+        "count_all": "The index holds {total:,} {which}papers of {venue}.",
+        "count_tiers": "By decision: {tiers}.",
+        "count_undecided": "without a decision",
+        "count_all_titles": "{m:,} of them have a title only (their abstract is not in the "
+        "bundled corpus).",
     },
     "zh": {
         "heading": (
@@ -140,6 +145,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
         "这些论文只能按标题匹配。",
         "count_more": "……另有 {n} 篇。",
+        "count_all": "索引中共有 {venue} 的 {total:,} 篇{which}论文。",
+        "count_tiers": "按录用结果：{tiers}。",
+        "count_undecided": "无录用结果",
+        "count_all_titles": "其中 {m:,} 篇只有标题（随附语料库中没有摘要）。",
     },
 }
 

@@ -1,0 +1,51 @@
+"""How many papers the conference has: a count question with no topic ("how many orals are
+there in total?") counts the index's papers (of the tier it names), by decision.
+
+In a researcher's session in Chromium it was refused ("No ICLR 2025 abstract in the index covers
+this question"), and "how many papers were accepted?" quoted a speculative-decoding abstract
+about acceptance rates.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from rag.answer.pipeline import Assistant, answer
+
+
+def tiers(assistant: Assistant) -> Counter[str]:
+    return Counter(p.tier for p in assistant.retriever.index.all_papers())
+
+
+@pytest.mark.parametrize(
+    ("question", "tier"),
+    [
+        ("how many orals are there in total", "Oral"),
+        ("how many spotlight papers are there?", "Spotlight"),
+        ("ICLR 2025 有多少篇 oral？", "Oral"),
+    ],
+)
+def test_a_tier_is_counted_over_the_conference(corpus: Assistant, question: str, tier: str) -> None:
+    result = answer(question, assistant=corpus)
+    assert not result.abstained
+    assert f"{tiers(corpus)[tier]:,} " in result.answer.splitlines()[0]
+    assert tier in result.answer.splitlines()[0]
+
+
+@pytest.mark.parametrize("question", ["how many papers were accepted?", "一共有多少篇论文"])
+def test_all_papers_are_counted_by_decision(corpus: Assistant, question: str) -> None:
+    result = answer(question, assistant=corpus)
+    counts = tiers(corpus)
+    assert not result.abstained and not result.citations
+    assert f"{sum(counts.values()):,} " in result.answer.splitlines()[0]
+    for n in (counts["Oral"], counts["Spotlight"], counts["Poster"]):
+        assert f"{n:,} " in result.answer.splitlines()[1]
+
+
+def test_a_count_on_a_topic_still_counts_the_topic(corpus: Assistant) -> None:
+    result = answer("how many orals on diffusion?", assistant=corpus)
+    first = result.answer.splitlines()[0]
+    assert f"of the {tiers(corpus)['Oral']:,} Oral papers" in first
+    assert int(first.split()[0].replace(",", "")) < tiers(corpus)["Oral"]
