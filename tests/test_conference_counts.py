@@ -49,3 +49,36 @@ def test_a_count_on_a_topic_still_counts_the_topic(corpus: Assistant) -> None:
     first = result.answer.splitlines()[0]
     assert f"of the {tiers(corpus)['Oral']:,} Oral papers" in first
     assert int(first.split()[0].replace(",", "")) < tiers(corpus)["Oral"]
+
+
+def test_a_hyphenated_word_counts_its_parts_and_the_rule_says_words_as_written(
+    corpus: Assistant,
+) -> None:
+    """ "Self-Speculative Decoding" (SWIFT) is a paper on speculative decoding; the rule read
+    "decod, specul" (stems) to a researcher."""
+    result = answer("how many papers on speculative decoding are there in total", assistant=corpus)
+    rule = next(line for line in result.answer.splitlines() if line.startswith("Counting rule"))
+    assert rule.endswith(": speculative, decoding.")
+    listed = result.answer.split(rule, 1)[1]
+    assert "SWIFT: On-the-Fly Self-Speculative Decoding" in listed
+
+
+@pytest.mark.parametrize(
+    ("question", "rule"),
+    [
+        ("how many watermarking papers got accepted", ": watermarking."),  # "got" was a topic
+        ("hey, roughly how many papers on RL this year?", ": RL."),  # two letters, no term
+        ("我想知道：强化学习的论文有多少篇？谢谢！", "reinforcement, learning。"),
+        (
+            "how many papers on diffusion language models? just want a sense of how crowded it is",
+            ": diffusion, language.",  # not "sense" nor "crowded"
+        ),
+    ],
+)
+def test_a_count_counts_its_own_topic_only(corpus: Assistant, question: str, rule: str) -> None:
+    result = answer(question, assistant=corpus)
+    said = next(
+        line for line in result.answer.splitlines() if "Counting rule" in line or "计数规则" in line
+    )
+    assert said.endswith(rule), said
+    assert not result.answer.startswith(("0 ", "索引中的 3,716 篇论文里有 0 篇"))

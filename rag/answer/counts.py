@@ -16,7 +16,7 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
 from rag.answer.records import record_line, records_cited
-from rag.common.similarity import terms
+from rag.common.similarity import term_parts, terms, written_terms
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, words
 from rag.lang.messages import TIER_ZH, message, question_language
@@ -29,14 +29,40 @@ MAX_LISTED = 50  # titles listed after the cited ones; the rest is counted
 def topic_terms(asked: Asked) -> set[str]:
     """The stemmed content words of the count question's topic."""
     frame = terms(" ".join(words()["words"]["count_frame"]))
-    return terms(english_query(asked.search)) - frame
+    return terms(english_query(count_sentence(asked.search))) - frame
+
+
+def count_sentence(text: str) -> str:
+    """The sentence that asks how many ("how many papers on X? just want a sense of how
+    crowded it is": not "crowded")."""
+    for mark in "?？!！。;；：":
+        text = text.replace(mark, mark + "\n")
+    asks = words()["words"]["count"]
+    sentences = [s for s in text.splitlines() if s.strip()]
+    return next((s for s in sentences if any(a in s.lower() for a in asks)), text)
+
+
+def acronyms(asked: Asked) -> set[str]:
+    """Two-letter acronyms of the topic ("RL", "KV"), which are no terms: matched as written."""
+    found = _words(count_sentence(asked.search))
+    return {w for w in found if len(w) == 2 and w.isupper() and w.isalpha()}
+
+
+def _words(text: str) -> set[str]:
+    return set("".join(c if c.isalnum() else " " for c in text).split())
+
+
+def as_written(topic: set[str], asked: Asked) -> list[str]:
+    """The topic's words as the question (or its gloss) writes them, in its order."""
+    written = written_terms(english_query(count_sentence(asked.search)))
+    return [w for t, w in written.items() if t in topic] + sorted(topic - set(written))
 
 
 def count_answer(
     turn: Turn, asked: Asked, filters: Filters, assistant: Assistant
 ) -> CitedAnswer | None:
     """The count answer: of the papers on the question's topic, or of all (of a tier)."""
-    topic = topic_terms(asked)
+    topic, short = topic_terms(asked), acronyms(asked)
     question = turn.question
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
     # the 380 Spotlight papers), and said so.
@@ -44,9 +70,14 @@ def count_answer(
     tiers = " / ".join(filters.tiers)
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
-    if not topic:  # "how many orals are there in total?": the conference's own count
+    if not topic and not short:  # "how many orals are there in total?": the conference
         return records_cited(turn, venue_count(papers, question, which, not tiers), [], assistant)
-    matching = [p for p in papers if topic <= terms(f"{p.title}\n{p.abstract}")]
+    matching = [
+        p
+        for p in papers
+        if topic <= term_parts(f"{p.title}\n{p.abstract}")
+        and short <= _words(f"{p.title}\n{p.abstract}")
+    ]
     rank = {s.paper.id: i for i, s in enumerate(turn.sources)}
     matching.sort(key=lambda p: (rank.get(p.id, len(rank)), p.title.casefold()))
     k = assistant.settings.retrieval.k
@@ -54,7 +85,9 @@ def count_answer(
     titles_only = sum(not p.has_abstract for p in papers)
     lines = [
         message("count", question).format(n=len(matching), total=len(papers), which=which),
-        message("count_rule", question).format(words=", ".join(sorted(topic))),
+        message("count_rule", question).format(
+            words=", ".join(as_written(topic, asked) + sorted(short))
+        ),
         message("count_titles", question).format(m=titles_only, total=len(papers), which=which),
         "",
     ]

@@ -118,11 +118,16 @@ def lexical_scores(
 
 def terms(text: str) -> set[str]:
     """Content words of `text`: lower-cased, stopwords dropped, stemmed."""
-    return {
-        stem(word)
-        for word in _WORD.findall(text.lower())
-        if word not in STOPWORDS and (len(word) >= 3 or word[0].isdigit())
-    }
+    return set(written_terms(text))
+
+
+def written_terms(text: str) -> dict[str, str]:
+    """`terms(text)`, each with the word it was first written as ("specul": "speculative")."""
+    found: dict[str, str] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in STOPWORDS and (len(word) >= 3 or word[0].isdigit()):
+            found.setdefault(stem(word), word)
+    return found
 
 
 def term_parts(text: str) -> set[str]:
