@@ -21,6 +21,7 @@ from rag.index.passages import chunk_paper
 from rag.settings import BUNDLED_CORPUS, Settings
 from rag.types import Paper
 from tests.helpers import make_settings, run_cli
+from ui.render import answer_markdown
 
 KAN, VIDEOSHIELD = "Ozo7qJ5vZi", "uzz3qAYy0D"
 TEGMARK = {KAN, "d63a4AM4hb", "k2ZVAzVeMP"}  # his three papers, all without an abstract here
@@ -87,6 +88,11 @@ def test_a_paper_without_an_abstract_is_answered_from_its_record_alone(assistant
     source = result.as_json()["sources"][0]
     assert source["paper_id"] == KAN and source["has_abstract"] is False
     assert "Max Tegmark" in source["authors"] and source["authors_ordered"] is False
+    # The page links the record's OpenReview address: a copy of the text broke it ("https:"
+    # then an invisible joiner, which stops the autolinks of untrusted text).
+    shown = answer_markdown(result, 0)
+    assert f"[OpenReview](https://openreview.net/forum?id={KAN})" in shown
+    assert "\u2060//" not in shown
 
 
 @pytest.mark.slow

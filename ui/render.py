@@ -215,7 +215,7 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
         return " · ".join(p for p in parts if p) + f" — {said}"
 
     macros = own_macros((s.paper.title, s.paper.abstract) for s in answer.sources)
-    return link_markers(
+    shown = link_markers(
         answer.answer,
         lambda n: f"#{card_anchor(turn_index, n)}" if n in quotes else None,
         title=lambda n: title(n) if 1 <= n <= len(answer.sources) else quotes[n],
@@ -223,6 +223,11 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
         # with no [n] is muted and badged "uncited" (ui.uncited).
         escape=marking(lambda text: display_answer(text, macros), uncited_of(answer)),
     )
+    # A source's own link written out (a record answer's "· https://openreview.net/...") is
+    # a link, not text broken by the joiner that stops autolinks: copied, it must work.
+    for url in dict.fromkeys(s.paper.url for s in answer.sources if safe_url(s.paper.url)):
+        shown = shown.replace(display_answer(url, macros), source_link(url))
+    return shown
 
 
 def safe_url(url: str) -> str | None:
