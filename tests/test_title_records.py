@@ -113,6 +113,20 @@ def test_a_title_record_is_found_by_its_name_or_title(assistant: Any, question: 
         assert found[0] in TEGMARK
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "any work on not all language model features are one-dimensionally linear?",
+        "any orals on not all language model features are one-dimensionally linear",
+    ],
+)
+def test_a_list_that_writes_a_records_whole_title_names_it(assistant: Any, question: str) -> None:
+    """In the page "what about backtracking improves generation safety" (joined to "any orals
+    on jailbreaks?", a list) did not find that Oral: a list question looked up no title."""
+    found = [r.paper.id for r in assistant.retriever.search(question)]
+    assert found[0] in TEGMARK
+
+
 @pytest.mark.slow
 def test_a_title_record_asked_by_its_subtitle_comes_first_and_is_answered(assistant: Any) -> None:
     """Its subtitle, lower case, in a longer question (rag.retrieval.titles)."""

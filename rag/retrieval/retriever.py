@@ -136,10 +136,13 @@ class Retriever:
             # Neurons in CLIP") or by its title's words (its head, its subtitle, a run of it:
             # "deep MMD gradient flow"), not in a list question: first.
             titled = [] if asked.listing else asked_titles(original, records)
+            said = person.written if person is not None else ""  # a person's words
             if not asked.listing and not titled:
-                said = person.written if person is not None else ""  # a person's words
                 found = self.titles.asked(original, keyword, said)
                 titled = [pid for pid in found if pid in records]
+            elif asked.listing:  # a list that writes a record's whole title out names it
+                found = self.titles.asked(original, keyword, said)
+                titled = [p for p in found if self.titles.writes(original, p, keyword)]
             if asked.one_paper and not titled and match is None and closest is not None:
                 titled = described(closest, dense, records)
             # A title quoted ('explain "Not All Heads Matter"'), of any paper: first.
