@@ -409,8 +409,9 @@ def expected_ids(refers_to: dict[str, Any], previous: CitedAnswer) -> list[str] 
     if "name" in refers_to:
         found = [p.id for p in shown if refers_to["name"].lower() in p.title.lower()]
         return found or None
-    if "tier" in refers_to:
-        return [p.id for p in cited if p.tier == refers_to["tier"]]
+    if "tier" in refers_to:  # after one cited paper, "which are spotlights?" means all shown
+        among = shown if len(cited) == 1 else cited
+        return [p.id for p in among if p.tier == refers_to["tier"]]
     if refers_to.get("cited") == "first":
         return [cited[0].id] if cited else None
     # "compare them": the comparison table takes the first four (rag.answer.followup)
@@ -444,7 +445,10 @@ def score_conversation(
                     set(got) == set(wanted)
                     if wanted
                     else not result.abstained
-                    and ("None of the" in result.answer or "没有一篇" in result.answer)
+                    and any(
+                        said in result.answer
+                        for said in ("None of the", "没有一篇", "It is not", "这篇论文不是")
+                    )
                 )
                 scores.total += 1
                 scores.right += right

@@ -187,3 +187,20 @@ def test_a_chinese_tier_question_on_a_new_subject_is_searched(corpus: Assistant)
     assert not result.abstained
     assert result.citations[0].paper_id == "vo9t20wsmd"  # Faster Cascades via Speculative ...
     assert {s.paper.tier for s in result.sources} == {"Oral"}
+
+
+def test_which_ones_after_one_cited_paper_means_all_shown() -> None:
+    """In the page, a protein overview cited one paper; "which ones are spotlights" said "None
+    of the 1 papers is a Spotlight" though its source [4] was one."""
+    found = resolve("which ones are spotlights", SOURCES, 1)
+    assert found is not None and found.numbers == (3,) and found.among == (1, 2, 3, 4, 5)
+    it = resolve("is it an oral?", SOURCES, 1)  # the paper cited, alone
+    assert it is not None and it.numbers == () and it.among == (1,)
+
+
+def test_a_tier_question_about_one_paper_is_answered_in_the_singular(corpus: Assistant) -> None:
+    session = Session(corpus)
+    session.answer("explain FlexPrefill in simple terms")
+    result = session.answer("is it an oral?")
+    assert "It is an Oral:" in result.answer and "of the 1 papers" not in result.answer
+    assert [c.paper_id for c in result.citations] == ["OfjIlbelrT"]

@@ -103,3 +103,13 @@ def test_a_named_paper_and_one_of_its_authors_gives_its_authors(corpus: Assistan
     result = answer("who wrote SVDQuant? is it from Song Han's group?", assistant=corpus)
     assert [c.paper_id for c in result.citations] == [SVDQUANT]
     assert "Song Han" in result.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["overview of protein design papers at iclr this year", "protein design papers this year pls"],
+)
+def test_a_topic_then_papers_this_year_is_a_list(question: str) -> None:
+    """In the page the overview cited one paper (ProteinBench): it was read as one summary."""
+    intent = understand(question)
+    assert intent.listing and "protein design" in intent.subject

@@ -108,11 +108,20 @@ def _metadata_answer(
     lines = [METADATA_HEADING_ZH if zh else METADATA_HEADING, ""]
     listed = turn.sources[: turn.citable]
     if reference.tier:
-        scope = shown[: cited or len(shown)]
+        among = [shown[n - 1] for n in reference.among if n <= len(shown)]
+        scope = among or shown[: cited or len(shown)]
         plural = f"{reference.tier}s"
         tier_zh = TIER_ZH[reference.tier]
-        if listed:
-            what = f"is {_article(reference.tier)}" if len(listed) == 1 else f"are {plural}"
+        article = _article(reference.tier)
+        if len(scope) == 1:  # "is it an oral?"
+            said = "是" if listed else "不是"
+            lines.append(
+                f"这篇论文{said}{tier_zh}："
+                if zh
+                else f"It is {'' if listed else 'not '}{article}:"
+            )
+        elif listed:
+            what = f"is {article}" if len(listed) == 1 else f"are {plural}"
             lines.append(
                 f"{len(scope)} 篇论文中有 {len(listed)} 篇是{tier_zh}："
                 if zh
@@ -122,8 +131,9 @@ def _metadata_answer(
             lines.append(
                 f"{len(scope)} 篇论文中没有一篇是{tier_zh}："
                 if zh
-                else f"None of the {len(scope)} papers is {_article(reference.tier)}:"
+                else f"None of the {len(scope)} papers is {article}:"
             )
+        if not listed:  # each paper meant, with its decision: the reader sees why
             listed = scope
             turn.sources = scope + [s for s in shown if s not in scope]
         asks = ("tier", *[a for a in reference.asks if a != "tier"])

@@ -40,6 +40,7 @@ class Reference:
     tier: str = ""  # "which of them are orals?": the tier asked for (numbers = those with it)
     asks: tuple[str, ...] = ()  # metadata asked about: "tier", "link", "authors"
     focus: str = ""  # the question with the words that point removed: what it asks
+    among: tuple[int, ...] = ()  # a tier question: the papers checked for the tier
 
     @property
     def about_metadata(self) -> bool:
@@ -113,9 +114,12 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
     numbers = list(dict.fromkeys(numbers))
     asks = read.asks(text)
     if tier and (how == "set" or len(numbers) > 1):
-        # "which of them are orals?": the ones with that tier (possibly none)
+        # "which of them are orals?": the ones with that tier (possibly none); after an
+        # answer that cited one paper, "which ones are spotlights?" means all it showed
+        if how == "set" and len(scope) == 1 and not read.says_it(text):
+            numbers = list(range(1, count + 1))
         chosen = tuple(n for n in numbers if sources[n - 1].tier == tier)
-        return Reference(chosen, "tier", tier, asks, read.focus(text, spans))
+        return Reference(chosen, "tier", tier, asks, read.focus(text, spans), tuple(numbers))
     return Reference(tuple(numbers), how, "", asks, read.focus(text, spans))
 
 

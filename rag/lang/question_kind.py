@@ -16,7 +16,7 @@ SUMMARY_REQUEST = re.compile(
 
 
 # "... papers" ending a question ("mixture of experts papers please"): a list's frame.
-_THEN_PAPERS = r"\s+papers(?:\s+(?:only|please|pls|plz))?\s*[?.!]*$"
+_THEN_PAPERS = r"\s+papers(?:\s+(?:this\s+year|only|please|pls|plz))*\s*[?.!]*$"
 # Questions that ask for papers: one line per relevant paper.
 LIST_REQUEST = re.compile(
     r"(?:^|[.!?…]\s+)\W*(?:(?:now|so|ok|okay|then|and|also|anyway|well|next)\W+)*"
