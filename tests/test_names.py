@@ -473,3 +473,17 @@ def test_a_question_about_the_named_paper_quotes_that_paper_alone(
 def test_a_list_of_other_papers_around_a_name_stays_a_list(corpus: Assistant) -> None:
     result = answer("Which papers compress the KV cache like ThinK?", assistant=corpus)
     assert len({c.paper_id for c in result.citations}) >= 2
+
+
+def test_what_a_named_paper_does_is_its_summary_with_the_sentence_that_names_it(
+    corpus: Assistant,
+) -> None:
+    """In the page "what does ward do" was answered by one result sentence ("Ward consistently
+    outperforms all baselines"); the abstract's "we propose Ward, a method for RAG-DI" was
+    skipped, and a summary's method line took the first contribution (a dataset) instead."""
+    for question in ("what does ward do", "explain ward"):
+        result = answer(question, assistant=corpus)
+        assert [c.paper_id for c in result.citations][:1] == [result.sources[0].paper.id]
+        assert result.sources[0].paper.title.startswith("Ward:")
+        assert "we propose Ward, a method for RAG-DI" in result.answer
+        assert "Problem:" in result.answer and "Result:" in result.answer

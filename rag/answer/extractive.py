@@ -329,14 +329,23 @@ def _summary(
     groups: dict[int, list[tuple[Sentence, str]]] = {}
     for n in papers:
         own = sorted((s for s, _ in candidates if s.n == n), key=lambda s: s.position)
-        groups[n] = _problem_method_result(own)
+        groups[n] = _problem_method_result(own, _title_head(sources[n - 1].paper.title))
     return _render(sources, groups, fixed)
 
 
-def _problem_method_result(own: list[Sentence]) -> list[tuple[Sentence, str]]:
+def _title_head(title: str) -> str:
+    """The name a title opens with ("Ward: Provable RAG ..." -> "Ward"), or ""."""
+    head, colon, _ = title.partition(":")
+    return head.strip() if colon and 0 < len(head.split()) <= 3 else ""
+
+
+def _problem_method_result(own: list[Sentence], name: str = "") -> list[tuple[Sentence, str]]:
+    """The first sentence, the method (the one that names the paper's method, "we propose
+    Ward, a method for ...", before any other contribution), and the strongest result."""
     if not own:
         return []
-    method = next((s for s in own if s.passage.method), None)
+    methods = [s for s in own if s.passage.method]
+    method = next((s for s in methods if name and name in s.text), methods[0] if methods else None)
     if method is None:
         method = max(own[1:] or own, key=lambda s: s.similarity)
     problem = own[0] if own[0] is not method else None
