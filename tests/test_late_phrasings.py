@@ -113,3 +113,30 @@ def test_a_topic_then_papers_this_year_is_a_list(question: str) -> None:
     """In the page the overview cited one paper (ProteinBench): it was read as one summary."""
     intent = understand(question)
     assert intent.listing and "protein design" in intent.subject
+
+
+@pytest.mark.parametrize(
+    ("question", "presence"),
+    [
+        ("was the original attention is all you need paper at iclr 2025?", True),
+        ("did FlexPrefill get into ICLR 2025?", True),
+        ("Tree of Thoughts 是 ICLR 2025 的论文吗？", True),
+        ("is there work on watermarking at iclr 2025?", False),  # a topic
+        ("Is Lean-STaR an oral at ICLR 2025?", False),  # its tier, from its record
+    ],
+)
+def test_whether_one_paper_is_at_the_venue(question: str, presence: bool) -> None:
+    from rag.lang.intent import read_question
+
+    assert read_question(question).presence is presence
+
+
+def test_a_paper_not_at_the_venue_is_said_to_be_absent(corpus: Assistant) -> None:
+    """In the page "was the original attention is all you need paper at iclr 2025?" quoted
+    "Cross-Entropy Is All You Need To Invert the Data Generating Process" as if it were it."""
+    result = answer(
+        "was the original attention is all you need paper at iclr 2025?", assistant=corpus
+    )
+    assert result.abstained and result.answer.startswith("No ICLR 2025 paper in the index has")
+    found = answer("did FlexPrefill get into ICLR 2025?", assistant=corpus)
+    assert not found.abstained and found.citations[0].paper_id == "OfjIlbelrT"

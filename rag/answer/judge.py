@@ -57,6 +57,7 @@ class Verdict:
     named: NameMatch | None = None  # the paper the question names, when retrieval put it first
     pool: int = 0  # candidates checked, when more than `judged` keeps (`kept`)
     found: int = 0  # of them, those judged to belong, when more than `judged` keeps
+    refusal: str = "no_coverage"  # the refusal's sentence (rag.lang.messages) when none does
 
     @property
     def belongs(self) -> tuple[bool, ...]:
@@ -155,6 +156,9 @@ class OfflineJudge:
                 and self.retriever.is_relevant(intent.subject, sources)
             )
         )
+        if intent.asked.presence and not (by_name or first.asked_by in ("name", "title")):
+            # "was the X paper at ICLR 2025?": only a paper it names or titles can say yes
+            return Verdict(judged, answers=False, by="offline", refusal="not_in_index")
         return Verdict(judged, answers=answers, by="offline", named=named)
 
 

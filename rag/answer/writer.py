@@ -39,7 +39,8 @@ def refuse(turn: Turn, assistant: Assistant, unknown: str | None = None) -> Cite
     """The refusal naming the nearest papers; for an `unknown` name, the closest names."""
     if unknown is not None:
         return name_refusal(turn.question, turn.standalone, unknown, turn.sources, assistant)
-    refused = abstention(turn.question, turn.standalone, turn.sources, assistant)
+    reason = turn.verdict.refusal if turn.verdict is not None else "no_coverage"
+    refused = abstention(turn.question, turn.standalone, turn.sources, assistant, reason)
     refused.scope_note = turn.scope_note
     if turn.verdict is not None:  # which judge found nothing, and how many it checked
         refused.judged_by, refused.checked = turn.verdict.by, turn.verdict.checked

@@ -47,6 +47,7 @@ class Asked:
     listing: bool = False  # "which papers ...", "list ...", "哪些": a topic, not one paper
     one_paper: bool = False  # "the paper on X", "关于 X 的那篇论文": one paper described
     number: int = 0  # the papers asked for: "summarize 3 papers on X", "前五篇" (0: not said)
+    presence: bool = False  # "was the X paper at ICLR 2025?": whether one paper is there
 
 
 @cache
@@ -176,6 +177,10 @@ def read_question(question: str) -> Asked:
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
         number=number,
+        presence=asks is not None
+        and not (asked or tiers or wants_papers)
+        and _venue_pattern().search(text[asks[0] : asks[1]]) is not None
+        and not _has(text[asks[0] : asks[1]], "topic_asks"),  # "is there work on X at ..."
     )
 
 

@@ -18,6 +18,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "every sentence below is quoted from the cited abstract."
         ),
         "no_coverage": f"No {VENUE.label} abstract in the index covers this question.",
+        "not_in_index": f"No {VENUE.label} paper in the index has that title or name.",
         # What the chat model is told to say when its sources do not answer (rag.answer.prompts)
         "not_answered": "The sources do not answer this question.",
         # The app's own refusal when the model refused (rag.answer.model_refusal)
@@ -94,6 +95,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "原文照录，未经翻译。"
         ),
         "no_coverage": f"索引中没有任何 {VENUE.label} 论文摘要涉及这个问题。",
+        "not_in_index": f"索引中的 {VENUE.label} 论文里没有这个标题或名称的论文。",
         "not_answered": "这些来源没有回答这个问题。",
         "model_refused": "检索到的论文摘要没有回答这个问题。",
         "nearest": "索引中最接近的论文：",
