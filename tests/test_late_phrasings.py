@@ -107,7 +107,11 @@ def test_a_named_paper_and_one_of_its_authors_gives_its_authors(corpus: Assistan
 
 @pytest.mark.parametrize(
     "question",
-    ["overview of protein design papers at iclr this year", "protein design papers this year pls"],
+    [
+        "overview of protein design papers at iclr this year",
+        "protein design papers this year pls",
+        "what's at iclr 2025 on protein design?",  # one summary of two papers, in the page
+    ],
 )
 def test_a_topic_then_papers_this_year_is_a_list(question: str) -> None:
     """In the page the overview cited one paper (ProteinBench): it was read as one summary."""

@@ -45,6 +45,8 @@ LIST_REQUEST = re.compile(
     r"|\bpoint\s+me\s+to\b"
     r"|^\W*(?:research|work|studies)\s+(?:on|about)\b|\breferences\s+(?:on|about|for)\b"
     r"|\bwhat\s+work\s+(?:exists|is\s+there)\b|\bwhat(?:'s|\s+is)\s+out\s+there\b"
+    # "what's at ICLR 2025 on X?" (the venue's name is taken out: "what's on X?")
+    r"|^\W*what(?:'s|\s+is|\s+was)\s+(?:there\s+)?(?:on|about|regarding)\s+(?=\w)"
     # "neural theorem proving w/ Lean - what got accepted?"
     r"|\bwhat\s+(?:got|was|were|has\s+been|have\s+been)\s+accepted\b"
     # "mixture of experts papers", "any good RLHF papers?": a topic, then "papers" (not "these
