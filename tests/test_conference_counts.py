@@ -39,6 +39,7 @@ def test_all_papers_are_counted_by_decision(corpus: Assistant, question: str) ->
     result = answer(question, assistant=corpus)
     counts = tiers(corpus)
     assert not result.abstained and not result.citations
+    assert not result.sources  # in the page: "0 cited of 5 shown", five random papers
     assert f"{sum(counts.values()):,} " in result.answer.splitlines()[0]
     for n in (counts["Oral"], counts["Spotlight"], counts["Poster"]):
         assert f"{n:,} " in result.answer.splitlines()[1]

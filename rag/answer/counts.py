@@ -71,7 +71,8 @@ def count_answer(
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
     if not topic and not short:  # "how many orals are there in total?": the conference
-        return records_cited(turn, venue_count(papers, question, which, not tiers), [], assistant)
+        lines = venue_count(papers, question, which, not tiers)  # no paper is its source
+        return records_cited(turn, lines, [], assistant, rest=False)
     matching = [
         p
         for p in papers

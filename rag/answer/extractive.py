@@ -26,8 +26,9 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.markers import inert_markers
 from rag.answer.support import Quote, spell_out
-from rag.common.similarity import lexical_scores, mmr, unit_rows
+from rag.common.similarity import lexical_scores, mmr, terms, unit_rows
 from rag.index.passages import Passage, contribution, passages
+from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
 from rag.lang.question_kind import Wants, answer_mode, wants
 from rag.retrieval.calibration import MINILM, Calibration
@@ -246,6 +247,16 @@ def without_name(question: str, name: str) -> str:
         return question
     pattern = rf"(?<![\w-]){re.escape(name.strip())}(?![\w-])"
     return re.sub(pattern, "it", question, flags=re.IGNORECASE)
+
+
+def asks_what_it_is(question: str, name: str) -> bool:
+    """ "what does Ward do?", "explain ward in simple terms": nothing asked of the paper named
+    `name` but what it is (its summary), not its results, evaluation, workings or one aspect."""
+    w = wants(question)
+    if w.results or w.evaluation or w.how_it_works or w.aspect:
+        return False
+    frame = terms(" ".join(intent_words()["words"]["name_frame"]))
+    return terms(without_name(question, name)) <= frame
 
 
 def _quality(

@@ -12,7 +12,12 @@ from dataclasses import replace
 from rag.answer.aspects import ASPECTS, aspect_answer
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, cite, numbered
-from rag.answer.extractive import ExtractiveOptions, extractive_answer, without_name
+from rag.answer.extractive import (
+    ExtractiveOptions,
+    asks_what_it_is,
+    extractive_answer,
+    without_name,
+)
 from rag.answer.judge import verdict_fields
 from rag.lang.gloss import english_query
 from rag.lang.messages import question_language
@@ -47,12 +52,8 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         # belongs ("How did the authors evaluate RobustKV?": rag.answer.judge.about_it_alone).
         alone = named.whole_subject or (verdict is not None and not any(verdict.belongs[lead:]))
         options = replace(options, named=lead, named_only=alone)
-        asked_of = english_query(turn.question)
-        w = wants(asked_of)
-        if not (w.results or w.evaluation or w.how_it_works or w.aspect):
-            if not topic_terms(without_name(asked_of, named.name)):
-                # "what is X?", "what does Ward do?", "explain ward": what it is, a summary
-                options = replace(options, mode="summary")
+        if asks_what_it_is(english_query(turn.question), named.name):
+            options = replace(options, mode="summary")  # "what does Ward do?": its summary
     # A follow-up was joined to the previous question to retrieve; its sentences answer
     # what is asked now ("and how fast is it?").
     asked = turn.meant or turn.question.strip()
