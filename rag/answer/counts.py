@@ -26,10 +26,10 @@ from rag.venue import VENUE
 MAX_LISTED = 50  # titles listed after the cited ones; the rest is counted
 
 
-def topic_terms(asked: Asked) -> set[str]:
-    """The stemmed content words of the count question's topic."""
+def topic_terms(english: str) -> set[str]:
+    """The stemmed content words of the count question's topic (`english`: its sentence)."""
     frame = terms(" ".join(words()["words"]["count_frame"]))
-    return terms(english_query(count_sentence(asked.search))) - frame
+    return terms(english) - frame
 
 
 def count_sentence(text: str) -> str:
@@ -42,19 +42,18 @@ def count_sentence(text: str) -> str:
     return next((s for s in sentences if any(a in s.lower() for a in asks)), text)
 
 
-def acronyms(asked: Asked) -> set[str]:
+def acronyms(sentence: str) -> set[str]:
     """Two-letter acronyms of the topic ("RL", "KV"), which are no terms: matched as written."""
-    found = _words(count_sentence(asked.search))
-    return {w for w in found if len(w) == 2 and w.isupper() and w.isalpha()}
+    return {w for w in _words(sentence) if len(w) == 2 and w.isupper() and w.isalpha()}
 
 
 def _words(text: str) -> set[str]:
     return set("".join(c if c.isalnum() else " " for c in text).split())
 
 
-def as_written(topic: set[str], asked: Asked) -> list[str]:
+def as_written(topic: set[str], english: str) -> list[str]:
     """The topic's words as the question (or its gloss) writes them, in its order."""
-    written = written_terms(english_query(count_sentence(asked.search)))
+    written = written_terms(english)
     return [w for t, w in written.items() if t in topic] + sorted(topic - set(written))
 
 
@@ -62,7 +61,9 @@ def count_answer(
     turn: Turn, asked: Asked, filters: Filters, assistant: Assistant
 ) -> CitedAnswer | None:
     """The count answer: of the papers on the question's topic, or of all (of a tier)."""
-    topic, short = topic_terms(asked), acronyms(asked)
+    sentence = count_sentence(asked.search)  # the one that asks how many
+    english = english_query(sentence)
+    topic, short = topic_terms(english), acronyms(sentence)
     question = turn.question
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
     # the 380 Spotlight papers), and said so.
@@ -71,7 +72,7 @@ def count_answer(
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
     if not topic and not short:  # "how many orals are there in total?": the conference
-        lines = venue_count(papers, question, which, not tiers)  # no paper is its source
+        lines = venue_count(papers, question, which, zh, by_tier=not tiers)  # no paper cited
         return records_cited(turn, lines, [], assistant, rest=False)
     matching = [
         p
@@ -87,7 +88,7 @@ def count_answer(
     lines = [
         message("count", question).format(n=len(matching), total=len(papers), which=which),
         message("count_rule", question).format(
-            words=", ".join(as_written(topic, asked) + sorted(short))
+            words=", ".join(as_written(topic, english) + sorted(short))
         ),
         message("count_titles", question).format(m=titles_only, total=len(papers), which=which),
         "",
@@ -102,14 +103,15 @@ def count_answer(
     return records_cited(turn, lines, cited, assistant, rest=False)
 
 
-def venue_count(papers: list[Paper], question: str, which: str, by_tier: bool) -> list[str]:
+def venue_count(
+    papers: list[Paper], question: str, which: str, zh: bool, by_tier: bool
+) -> list[str]:
     """How many papers the index holds (of the tier the question names), per decision."""
     lines = [
         message("count_all", question).format(total=len(papers), which=which, venue=VENUE.label)
     ]
     if by_tier:
         counts = Counter(p.tier for p in papers)
-        zh = question_language(question) == "zh"
         names = {t: TIER_ZH[t] if zh else t for t in TIERS} | {
             "": message("count_undecided", question)
         }

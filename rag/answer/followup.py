@@ -88,7 +88,7 @@ def referring_turn(
     if not meant and not reference.tier:
         turn.result = _all_filtered(turn, assistant)
     elif reference.about_metadata:
-        turn.result = _metadata_answer(turn, reference, shown, cited, assistant)
+        turn.result = _metadata_answer(turn, reference, shown, assistant)
     elif assistant.chat_model is not None:
         turn.messages = answer_messages(
             standalone, meant, original=text, previous=[s.paper for s in shown]
@@ -97,7 +97,7 @@ def referring_turn(
 
 
 def _metadata_answer(
-    turn: Turn, reference: Reference, shown: list[RetrievedPaper], cited: int, assistant: Assistant
+    turn: Turn, reference: Reference, shown: list[RetrievedPaper], assistant: Assistant
 ) -> CitedAnswer:
     """Tier, link or authors of the referenced papers, from their records, each cited.
 
@@ -108,8 +108,7 @@ def _metadata_answer(
     lines = [METADATA_HEADING_ZH if zh else METADATA_HEADING, ""]
     listed = turn.sources[: turn.citable]
     if reference.tier:
-        among = [shown[n - 1] for n in reference.among if n <= len(shown)]
-        scope = among or shown[: cited or len(shown)]
+        scope = [shown[n - 1] for n in reference.among]  # the papers checked for the tier
         plural = f"{reference.tier}s"
         tier_zh = TIER_ZH[reference.tier]
         article = _article(reference.tier)
