@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter
 from pathlib import Path
@@ -200,7 +201,7 @@ def test_a_link_title_holds_any_text_and_cannot_end_the_link(title: str) -> None
     tokens = MarkdownIt("commonmark").parseInline(markdown)[0].children or []
     [link] = [t for t in tokens if t.type == "link_open"]
     assert link.attrGet("href") == "#src-0-1"
-    assert link.attrGet("title") == " ".join(title.split())
+    assert link.attrGet("title") == html.unescape(" ".join(title.split()))  # "&quot;" is "
     assert [t.content for t in tokens if t.type == "text"][-1] == " after"
     assert "<script" not in MarkdownIt("commonmark").render(markdown)
 
@@ -319,3 +320,10 @@ def test_hover_text_has_no_latex_left() -> None:
     assert text_only(r"$\textbf{BitStack}$: top-$k$ at 4.8\% and $\alpha$") == (
         "BitStack: top-k at 4.8% and α"
     )
+
+
+def test_an_html_entity_in_an_abstract_shows_as_its_character_and_never_as_markup() -> None:
+    assert display_text("three modalities&#151;genomics") == "three modalities\u2014genomics"
+    assert display_answer("- modalities&#151;genomics [1]").startswith("- modalities\u2014genomics")
+    shown = MarkdownIt("commonmark").render(display_text("&lt;script&gt;alert(1)&lt;/script&gt;"))
+    assert "<script" not in shown and "&lt;script&gt;" in shown

@@ -11,6 +11,7 @@ balance (so it cannot end a `:orange-background[...]` around it); anything else 
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from typing import Literal
@@ -78,7 +79,9 @@ def display_form(
     """`text` as pieces of plain text and KaTeX math, whitespace collapsed; `macros` names a
     paper's own macros (`{"ours": "FlashMask"}`, see `own_macros`); `emphasis` keeps Markdown
     emphasis (an answer's), which a record's text loses."""
-    text = " ".join(text.split())
+    # An HTML entity the corpus kept ("modalities&#151;genomics"): the character it names
+    # (escaped afterwards like any text, so "&lt;b&gt;" shows as "<b>", not as a tag).
+    text = _ENTITY.sub(lambda m: html.unescape(m.group()), " ".join(text.split()))
     if macros:
         text = _OWN_MACRO.sub(lambda m: macros.get(m.group(1), m.group(0)), text)
     pieces: list[Piece] = []
@@ -116,6 +119,7 @@ def plain_latex(text: str, emphasis: bool = False) -> str:
     return left + core + right
 
 
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _OWN_MACRO = re.compile(
     r"\\(" + "|".join(sorted(SELF_MACROS, key=len, reverse=True)) + r")\b(?:\{\})?"
 )

@@ -84,6 +84,7 @@ class CitedAnswer:
     checked: int = 0
     matched: int = 0
     judge_note: str = ""  # a list's "checked 10, 7 match", in the question's language
+    counted: int = 0  # a count: the papers that matched (its text lists more than `sources`)
 
     def as_json(self) -> dict[str, Any]:
         """The `rag ask --json` object."""

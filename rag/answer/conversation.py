@@ -16,13 +16,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag.answer.prompts import rewrite_messages
-from rag.answer.references import Reference, resolve
+from rag.answer.references import Reference, like_search, resolve
 from rag.answer.rewrite_check import accepted, needs_rewrite
 from rag.answer.streaming import capped
 from rag.errors import AnswerError
-from rag.lang.gloss import language
-from rag.lang.pointers import MAX_FOLLOW_UP_TOPIC_TERMS, topic_terms
-from rag.lang.question_kind import follows_on, is_list_request
+from rag.lang.gloss import english_query, language
+from rag.lang.pointers import (
+    MAX_FOLLOW_UP_TOPIC_TERMS,
+    asks_more_like,
+    asks_only_aspects,
+    topic_terms,
+)
+from rag.lang.question_kind import (
+    follows_on,
+    is_list_request,
+    swapped_subject,
+    with_subject,
+)
 from rag.types import MAX_QUESTION_CHARS, Paper, RetrievedPaper
 from rag.venue import VENUE
 
@@ -85,12 +95,29 @@ def earlier(text: str, previous: CitedAnswer | None, about: Paper | None) -> Ear
     return Earlier(shown, cited, reference)
 
 
+def more_like(text: str, before: Earlier) -> tuple[str, frozenset[str]] | None:
+    """ "more like that", "anything similar?": a list of papers like those meant (the ones
+    the previous answer cited when none is pointed at), searched by their titles; the search
+    and the ids of those papers, which it leaves out. None for any other question."""
+    if not before.shown or not asks_more_like(text):
+        return None
+    meant = before.reference.numbers if before.reference else ()
+    papers = [before.shown[n - 1].paper for n in meant or range(1, max(before.cited, 1) + 1)]
+    return like_search(papers[:MAX_LIKE]), frozenset(p.id for p in papers)
+
+
+MAX_LIKE = 3  # papers whose titles make the search for more like them
+
+
 def _asked_anew(text: str, reference: Reference, previous: CitedAnswer) -> bool:
     """A new question, not a follow-up: the previous question asked again (after a filter
-    or the sources setting changed), or "Which papers ...?" naming a title's words."""
+    or the sources setting changed), "Which papers ...?" naming a title's words, or "which
+    of these are orals?" after a count that listed more papers than its sources (counted
+    again, of that tier)."""
     again = " ".join(text.split()) == " ".join(previous.question.split())
     again = again and not previous.compare  # "compare them" twice
-    return again or (reference.how == "name" and is_list_request(text))
+    recount = bool(reference.tier) and previous.counted > len(previous.sources)
+    return again or recount or (reference.how == "name" and is_list_request(text))
 
 
 def clean_history(history: History) -> list[tuple[str, str]]:
@@ -133,9 +160,14 @@ def standalone(
 
 def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
     """Without a model: a short follow-up ("and how fast is it?") joins the last user question;
-    a question with a subject of its own ("Summarize the paper on masked diffusion scaling
-    laws") is searched alone."""
+    "what about X?" asks the last question again of X; a question with a subject of its own
+    ("Summarize the paper on masked diffusion scaling laws") is searched alone."""
     previous = next((content for role, content in reversed(turns) if role == "user"), "")
+    new = swapped_subject(question)
+    if previous and new and not asks_only_aspects(english_query(new)):
+        # "what about X?" after "what about Y?": the question both ask again
+        asked = [c for r, c in reversed(turns) if r == "user" and swapped_subject(c) is None]
+        return with_subject(asked[0] if asked else previous, new)
     short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
     if previous and short and follows_on(question):
         return f"{previous} {question}"

@@ -10,6 +10,7 @@ orals are there in total?") it counts the conference: all the papers (of that ti
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from rag.answer.assistant import Assistant, Turn
@@ -42,6 +43,32 @@ def count_sentence(text: str) -> str:
     return next((s for s in sentences if any(a in s.lower() for a in asks)), text)
 
 
+_OR = re.compile(r"\s+or\s+|\s*(?:或者|或是|或)\s*", re.IGNORECASE)
+_TAIL = re.compile(r"\s(?:for|in|on|of|with|to|using)\s.*$", re.IGNORECASE)
+
+
+def alternatives(sentence: str) -> list[str]:
+    """The topics a count asks for either of: "RL or reinforcement learning for LLM reasoning"
+    -> "RL for LLM reasoning", "reinforcement learning for LLM reasoning" (the last one's
+    words after a preposition apply to all)."""
+    parts = _OR.split(sentence)
+    tail = _TAIL.search(parts[-1])
+    return [p + tail.group() if tail and p is not parts[-1] else p for p in parts]
+
+
+def _rule(part: str) -> tuple[set[str], set[str]] | None:
+    """What a paper must contain to count for `part` of the topic: its stemmed words and its
+    two-letter acronyms; None when it names no topic ("how many papers" of "X or Y")."""
+    topic, short = topic_terms(english_query(part)), acronyms(part)
+    return (topic, short) if topic or short else None
+
+
+def _counts(paper: Paper, rules: list[tuple[set[str], set[str]]]) -> bool:
+    text = f"{paper.title}\n{paper.abstract}"
+    stems, written = term_parts(text), _words(text)
+    return any(topic <= stems and short <= written for topic, short in rules)
+
+
 def acronyms(sentence: str) -> set[str]:
     """Two-letter acronyms of the topic ("RL", "KV"), which are no terms: matched as written."""
     return {w for w in _words(sentence) if len(w) == 2 and w.isupper() and w.isalpha()}
@@ -62,8 +89,9 @@ def count_answer(
 ) -> CitedAnswer | None:
     """The count answer: of the papers on the question's topic, or of all (of a tier)."""
     sentence = count_sentence(asked.search)  # the one that asks how many
+    # "tokenizer-free or byte-level models": a paper counts by either one's words
+    rules = [r for part in alternatives(sentence) if (r := _rule(part))]
     english = english_query(sentence)
-    topic, short = topic_terms(english), acronyms(sentence)
     question = turn.question
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
     # the 380 Spotlight papers), and said so.
@@ -71,15 +99,10 @@ def count_answer(
     tiers = " / ".join(filters.tiers)
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
-    if not topic and not short:  # "how many orals are there in total?": the conference
+    if not rules:  # "how many orals are there in total?": the conference
         lines = venue_count(papers, question, which, zh, by_tier=not tiers)  # no paper cited
         return records_cited(turn, lines, [], assistant, rest=False)
-    matching = [
-        p
-        for p in papers
-        if topic <= term_parts(f"{p.title}\n{p.abstract}")
-        and short <= _words(f"{p.title}\n{p.abstract}")
-    ]
+    matching = [p for p in papers if _counts(p, rules)]
     rank = {s.paper.id: i for i, s in enumerate(turn.sources)}
     matching.sort(key=lambda p: (rank.get(p.id, len(rank)), p.title.casefold()))
     k = assistant.settings.retrieval.k
@@ -88,7 +111,9 @@ def count_answer(
     lines = [
         message("count", question).format(n=len(matching), total=len(papers), which=which),
         message("count_rule", question).format(
-            words=", ".join(as_written(topic, english) + sorted(short))
+            words=message("count_or", question).join(
+                ", ".join(as_written(t, english) + sorted(a)) for t, a in rules
+            )
         ),
         message("count_titles", question).format(m=titles_only, total=len(papers), which=which),
         "",
@@ -100,7 +125,7 @@ def count_answer(
     ]
     if len(matching) > k + MAX_LISTED:
         lines.append(message("count_more", question).format(n=len(matching) - k - MAX_LISTED))
-    return records_cited(turn, lines, cited, assistant, rest=False)
+    return records_cited(turn, lines, cited, assistant, rest=False, counted=len(matching))
 
 
 def venue_count(

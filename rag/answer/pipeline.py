@@ -32,9 +32,11 @@ from rag.answer.assistant import Assistant, Turn, open_assistant
 from rag.answer.citations import CitedAnswer
 from rag.answer.conversation import (
     MAX_QUESTION_CHARS,
+    Earlier,
     History,
     clean_history,
     earlier,
+    more_like,
     question_text,
     standalone,
 )
@@ -126,7 +128,10 @@ def _prepare(
     spelling = assistant.retriever.spelling()
     meant = spelling.text(text)
     before = earlier(meant, previous, about)
-    if before.reference is not None and assistant.chat_model is None:
+    like = more_like(meant, before)  # "more like that": a new search, by their titles
+    if like is not None:
+        searched, before = like[0], Earlier(before.shown, before.cited)
+    elif before.reference is not None and assistant.chat_model is None:
         searched = text  # the papers are known: nothing to join or search
     else:
         turns = clean_history(history)
@@ -157,6 +162,8 @@ def _prepare(
     pool = max(assistant.retriever.calibration.list_pool, wanted)
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
     candidates = assistant.retriever.search(intent.search, k=depth, filters=filters)
+    if like is not None:  # not the papers it asks for more like
+        candidates = [c for c in candidates if c.paper.id not in like[1]]
     sources = candidates[:wanted]
     turn = Turn(question, intent.search, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers

@@ -179,8 +179,10 @@ def records_cited(
     cited: list[RetrievedPaper],
     assistant: Assistant,
     rest: bool = True,
+    counted: int = 0,
 ) -> CitedAnswer:
-    """The record answer citing `cited` (sources 1..n), the other sources after them."""
+    """The record answer citing `cited` (sources 1..n), the other sources after them; a
+    count's (`counted` papers matched, listed after the cited ones)."""
     sources = cited + ([s for s in turn.sources if s not in cited] if rest else [])
     quotes = [record_quote(n, s.paper) for n, s in enumerate(cited, start=1)]
     return numbered(
@@ -194,5 +196,6 @@ def records_cited(
             model=assistant.model,
             offline=assistant.offline,
             scope_note=turn.scope_note,
+            counted=counted,
         )
     )

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 
 from rag.answer.markers import parse_markers
 from rag.common.similarity import STOPWORDS
+from rag.index.passages import sentences
 from rag.lang import pointers as read
 from rag.lang import pointers_zh as zh
+from rag.lang import source_names as named
 from rag.lang.gloss import english_query
 from rag.types import Paper
 
@@ -128,22 +130,29 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
     words in "the X paper"."""
     found: list[int] = []
     for n, paper in enumerate(sources, start=1):
-        name = read.title_name(paper.title)
-        if " " in name and not read.coined(name) and not read.short_follow_up(text):
+        name = named.title_name(paper.title)
+        if " " in name and not named.coined(name) and not read.short_follow_up(text):
             name = ""  # "Large Language Models: ..." named in a new question is a topic
-        if name and not read.common_acronym(name) and name.lower() not in STOPWORDS:
-            if read.says_name(name, text):
+        if name and not named.common_acronym(name) and name.lower() not in STOPWORDS:
+            if named.says_name(name, text):
                 found.append(n)
                 continue
-        acronym = read.acronym(paper.title)
-        if acronym and read.says_acronym(acronym, text):
+        acronym = named.acronym(paper.title)
+        if acronym and named.says_acronym(acronym, text):
             found.append(n)
     if found:
         return tuple(found)
     # "the one about KV cache pruning", "the knowledge localization paper": the words
     # described are in exactly one title
     for wanted in read.described(text):
-        hits = [n for n, p in enumerate(sources, start=1) if wanted <= read.title_words(p.title)]
+        hits = [n for n, p in enumerate(sources, start=1) if wanted <= named.title_words(p.title)]
         if len(hits) == 1:
             return (hits[0],)
     return ()
+
+
+def like_search(papers: Sequence[Paper]) -> str:
+    """The search for papers like `papers` ("more like that"): their titles and the first
+    sentence of each abstract (a title alone is often one word of the topic: "Presto!")."""
+    about = [" ".join([p.title, *sentences(p.abstract)[:1]]) for p in papers]
+    return f"Which papers are like {'; '.join(about)}?"

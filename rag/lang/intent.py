@@ -124,9 +124,12 @@ def read_question(question: str) -> Asked:
     listing = _opens_list(text)
     count = _counts(text)
     number = _number(text)
-    wants_papers = listing or count or number > 0  # "3 papers on X, oral or spotlight only"
     said = text.casefold().rstrip(" ?？").split()  # its words, lower case
     asks = _yes_no_span(text, said, zh)  # where a yes/no question about a paper is
+    # "was there a spotlight on model merging?" asks for papers, not for one paper's tier
+    topical = asks is not None and _has(text[asks[0] : asks[1]], "topic_asks")
+    # "3 papers on X, oral or spotlight only"
+    wants_papers = listing or count or number > 0 or topical
     indifferent = _indifferent_spans(text)  # sentences that say the tier does not matter
     nouns = set(words()["words"]["tier_nouns"])
     tiers: list[str] = []
@@ -137,7 +140,7 @@ def read_question(question: str) -> Asked:
             word = m.group().casefold()
             after = text[m.end() :].split()
             following = re.sub(r"[^\w]", "", after[0].casefold()) if after else ""
-            if asks is not None and asks[0] <= m.start() < asks[1]:
+            if asks is not None and asks[0] <= m.start() < asks[1] and not topical:
                 # "Is X an oral?"; "an oral or a poster?" asks which
                 asked = tier if asked in ("", tier) else TIER_CHOICE
                 continue
@@ -180,7 +183,8 @@ def read_question(question: str) -> Asked:
         presence=asks is not None
         and not (asked or tiers or wants_papers)
         and _venue_pattern().search(text[asks[0] : asks[1]]) is not None
-        and not _has(text[asks[0] : asks[1]], "topic_asks"),  # "is there work on X at ..."
+        and not topical  # "is there work on X at ..."
+        and not _has(text[asks[0] : asks[1]], "asks_back"),  # "... is that ICLR 2025?"
     )
 
 

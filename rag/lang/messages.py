@@ -80,6 +80,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count": "{n:,} of the {total:,} {which}papers in the index match.",
         "count_rule": "Counting rule: a paper counts when its title or abstract contains "
         "every one of these words, in any form: {words}.",
+        "count_or": "; or ",
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
         "is not in the bundled corpus): for them only the title can match.",
         "count_more": "… and {n:,} more.",
@@ -144,6 +145,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "随附语料库中没有它的摘要，因此无法引用其内容。",
         "count": "索引中的 {total:,} 篇{which}论文里有 {n:,} 篇符合。",
         "count_rule": "计数规则：标题或摘要包含以下每一个词（任何词形）的论文计入：{words}。",
+        "count_or": "；或 ",
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
         "这些论文只能按标题匹配。",
         "count_more": "……另有 {n} 篇。",

@@ -19,10 +19,11 @@ from functools import cache
 from rag.common.similarity import terms
 from rag.lang import pointers_zh as zh
 from rag.lang.gloss import english_query, ordinary
-from rag.lang.intent import asks_comparison
+from rag.lang.intent import asks_comparison, phrase_pattern
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
 from rag.lang.pointers_zh import Pointers
+from rag.lang.source_names import NAME_WORDS
 from rag.types import TIERS
 
 _ORDINALS = {
@@ -155,22 +156,6 @@ _ASKS = {
         re.I,
     ),
 }
-# Words a follow-up is made of that say nothing about its topic.
-_FRAME = frozenset(
-    "what which who whom whose why how when where does did do is are was were be been "
-    "about more tell me say says said give show explain summarize summarise compare "
-    "detail details again else one ones first second third fourth fifth last paper papers "
-    "work works article source sources result results study please could would should "
-    "you and the also other both all these those them they it its this that same above "
-    "oral orals spotlight spotlights poster posters accepted link url authors author wrote "
-    "written between differ difference different versus actually exactly really just "
-    "basically so ok okay".split()
-)
-_NAME_WORDS = re.compile(r"[A-Za-z0-9][\w'-]*")
-_COMMON_ACRONYMS = frozenset(
-    "llm llms vlm vlms mllm mllms lm lms ai ml rl nlp cv gpt gnn gnns cnn cnns rnn rnns vae "
-    "vaes gan gans sft rlhf dpo ppo lora moe vit vits bert clip kv qa sota api gpu gpus".split()
-)
 MAX_FOLLOW_UP_TOPIC_TERMS = 4  # a pronoun follow-up asks about little new ("how fast is it?")
 MAX_CHINESE_FOLLOW_UP = 40  # characters: "总结一下第二篇", "其中哪些是口头报告？"
 
@@ -306,13 +291,18 @@ is_comparison = asks_comparison  # "compare the first two", "how do they differ?
 
 
 def topic_terms(question: str) -> set[str]:
-    """Content words of a follow-up beyond the words that point and frame it."""
-    return {t for t in terms(question) if not t.isdigit()} - _frame_terms()
+    """Content words of a follow-up beyond the words that point and frame it, and the
+    two-letter acronyms it writes in capitals, which are no terms ("orals on RL")."""
+    short = {w.lower() for w in _ACRONYM.findall(question)}
+    return ({t for t in terms(question) if not t.isdigit()} | short) - _frame_terms()
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2}\b")
 
 
 @cache
 def _frame_terms() -> frozenset[str]:
-    return frozenset(terms(" ".join(_FRAME)))
+    return frozenset(terms(" ".join(intent_words()["words"]["follow_up_frame"])))
 
 
 def asks_only_aspects(text: str) -> bool:
@@ -329,6 +319,19 @@ def _aspect_terms() -> frozenset[str]:
 def short_follow_up(text: str) -> bool:
     """Few new words: a follow-up, not a new question that happens to say "it"."""
     return len(topic_terms(text)) <= MAX_FOLLOW_UP_TOPIC_TERMS and len(text.split()) <= 16
+
+
+def asks_more_like(text: str) -> bool:
+    """ "more like that", "anything similar?", "类似的论文还有吗": more papers like those meant,
+    and no topic of its own ("anything similar for video?" has one)."""
+    if not phrase_pattern(tuple(_words("more_like"))).search(text):
+        return False
+    asked = english_query(text) if zh.has_han(text) else text
+    return short_follow_up(asked) and topic_terms(asked) <= terms(" ".join(_words("more_like")))
+
+
+def _words(key: str) -> list[str]:
+    return list(intent_words()["words"][key])
 
 
 def only_tier(text: str) -> bool:
@@ -362,29 +365,6 @@ def focus(text: str, spans: list[tuple[int, int]]) -> str:
 # Names: how a question names one of the sources by its title.
 
 
-def name_words(text: str) -> set[str]:
-    """The lower-cased words of `text` that can be part of a name ("rm-bench", "s4")."""
-    return {w.lower() for w in _NAME_WORDS.findall(text)}
-
-
-def says_name(name: str, text: str) -> bool:
-    """`name` is written in `text` as a whole word, in any case."""
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
-
-
-def says_acronym(acronym: str, text: str) -> bool:
-    """`acronym` is in `text` as written (in capitals), not as a common acronym."""
-    return (
-        acronym.lower() not in _COMMON_ACRONYMS
-        and acronym.lower() in name_words(text)
-        and re.search(rf"\b{re.escape(acronym)}\b", text) is not None
-    )
-
-
-def common_acronym(name: str) -> bool:
-    return name.lower() in _COMMON_ACRONYMS
-
-
 def described(text: str) -> list[set[str]]:
     """Title words a follow-up describes one source by: "the one about KV cache pruning",
     then "the knowledge localization paper". Only distinctive words count: "fast",
@@ -415,36 +395,5 @@ _THE_X_PAPER = re.compile(
 
 def _distinctive(phrase: str) -> bool:
     """Two or more content words, or one that is not an ordinary English word."""
-    words = [w for w in _NAME_WORDS.findall(phrase) if terms(w) - _frame_terms()]
+    words = [w for w in NAME_WORDS.findall(phrase) if terms(w) - _frame_terms()]
     return len(words) >= 2 or any(not ordinary(w) for w in words)
-
-
-def title_words(title: str) -> set[str]:
-    return terms(title) | name_words(title)
-
-
-def title_name(title: str) -> str:
-    """The name a title gives its method or benchmark: "FlexPrefill: A ..." -> "FlexPrefill"."""
-    head, colon, _ = title.partition(":")
-    head = head.strip()
-    if not colon or not head or len(head.split()) > 3:
-        first = title.split()[0] if title.split() else ""
-        # "DarkBench Benchmarks ...", "MUSE-style ...": a coined first word (inner capitals)
-        return first if coined(first) else ""
-    if " " not in head and not coined(head) and ordinary(head):
-        return ""  # "Attention: ..." names a topic, not a paper; "Palu: ..." a paper
-    return head
-
-
-def coined(name: str) -> bool:
-    """A made-up name: inner capitals or digits ("FlexPrefill", "MUSE", "RM-Bench", "S4")."""
-    return any(
-        re.fullmatch(r"[A-Za-z0-9][a-z]*(?:[A-Z]|\d)[\w-]*", word) is not None and len(word) >= 2
-        for word in name.split()
-    )
-
-
-def acronym(title: str) -> str:
-    """An acronym the title defines in parentheses: "... Benchmark (MUSE)" -> "MUSE"."""
-    match = re.search(r"\(([A-Z][A-Za-z0-9-]{1,15})\)", title)
-    return match.group(1) if match else ""

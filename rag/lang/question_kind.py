@@ -177,14 +177,63 @@ _POINTS_OUTSIDE = re.compile(
 )
 
 
+_FOLLOWS_ON_ZH = re.compile(r"其中|这些|那些|它们|它的|它|这篇|那篇")
+
+
 def follows_on(question: str) -> bool:
-    """Whether `question` continues the previous one ("and how fast is it?")."""
-    return bool(_FOLLOWS_ON.search(question))
+    """Whether `question` continues the previous one ("and how fast is it?", "其中哪些是
+    口头报告？")."""
+    return bool(_FOLLOWS_ON.search(question) or _FOLLOWS_ON_ZH.search(question))
 
 
 def points_outside(question: str) -> bool:
     """Whether `question` may point at something said before: a pronoun, an ordinal, "[2]"."""
     return bool(_POINTS_OUTSIDE.search(question))
+
+
+# "what about X?": the previous question asked again of another subject ("any orals on
+# jailbreaks?" -> "what about membership inference?"), unless X leans on what came before
+# ("what about its speed?") or narrows it ("what about for video?": joined, as a follow-up).
+_SWAP = re.compile(
+    r"^\W*(?:(?:and|but|ok|okay|so|then)\W+)?(?:what|how)\s+about\s+(?P<x>.+?)[\s?.!。？！]*$",
+    re.IGNORECASE,
+)
+# "那成员推断攻击呢？" ("and membership inference?"), not "那它呢" nor "那第二篇呢" (those point).
+_SWAP_ZH = re.compile(r"^\s*那(?:么)?\s*(?P<x>[^？?。!！]+?)\s*(?:方面|方向|领域)?呢[\s?？。!！]*$")
+_POINTS_ZH = re.compile(r"[它这那其]|第[一二三四五六七八九十\d]|上面|前面|刚才")
+_NARROWS = re.compile(
+    r"(?:for|in|on|with|without|when|if|using|under|at|only|just|those|ones|papers)\b", re.I
+)
+
+
+_ON_SUBJECT = re.compile(r"\b(?:on|about|regarding)\s+([^?.!。？！]+)", re.IGNORECASE)
+
+
+def swapped_subject(question: str) -> str | None:
+    """X of "what about X?" when X is a subject of its own, else None."""
+    if chinese := _SWAP_ZH.match(question):
+        x = chinese.group("x").strip(" \"'“”「」")
+        return None if _POINTS_ZH.search(x) else x or None
+    found = _SWAP.match(question)
+    x = found.group("x").strip(" \"'“”") if found else ""
+    if not _topic_words(x) or _NARROWS.match(x) or follows_on(x):
+        return None
+    return x
+
+
+def with_subject(previous: str, new: str) -> str:
+    """`previous` asked of `new` instead of its subject ("any orals on jailbreaks?" -> "any
+    orals on membership inference?"); `new` alone when `previous` names no subject."""
+    if listed := LIST_REQUEST_ZH.search(previous):  # "越狱攻击有哪些论文？": before its frame
+        old = previous[: listed.start()].strip(" ，,：:")
+        return previous.replace(old, new, 1) if old else f"{new}有哪些论文？"
+    old = (list_subject(previous) if is_list_request(previous) else subject(previous)) or ""
+    if not old and (ons := _ON_SUBJECT.findall(previous)):
+        old = ons[-1]  # "any orals on jailbreaks?": the words after its last "on"
+    old = old.rstrip(" ?.!。？！")
+    if old and old != previous.rstrip(" ?.!。？！") and old in previous:
+        return previous.replace(old, new, 1)
+    return new
 
 
 def is_summary_request(question: str) -> bool:

@@ -1,0 +1,76 @@
+"""How a follow-up names one of the previous answer's sources by its title: the name a title
+gives its method ("FlexPrefill: ..." -> "FlexPrefill"), an acronym it defines ("(MUSE)"), a
+coined word, written in the question as a whole word. Pure text: `rag.answer.references`
+matches them against the sources.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from rag.common.similarity import terms
+from rag.lang.gloss import ordinary
+from rag.lang.intent import words
+
+NAME_WORDS = re.compile(r"[A-Za-z0-9][\w'-]*")
+
+
+def name_words(text: str) -> set[str]:
+    """The lower-cased words of `text` that can be part of a name ("rm-bench", "s4")."""
+    return {w.lower() for w in NAME_WORDS.findall(text)}
+
+
+def says_name(name: str, text: str) -> bool:
+    """`name` is written in `text` as a whole word, in any case."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def says_acronym(acronym: str, text: str) -> bool:
+    """`acronym` is in `text` as written (in capitals), not as a common acronym."""
+    return (
+        acronym.lower() not in _common_acronyms()
+        and acronym.lower() in name_words(text)
+        and re.search(rf"\b{re.escape(acronym)}\b", text) is not None
+    )
+
+
+def common_acronym(name: str) -> bool:
+    return name.lower() in _common_acronyms()
+
+
+@cache
+def _common_acronyms() -> frozenset[str]:
+    """Acronyms so common they name no paper ("LLM", "RL")."""
+    return frozenset(words()["words"]["common_acronyms"])
+
+
+def title_words(title: str) -> set[str]:
+    return terms(title) | name_words(title)
+
+
+def title_name(title: str) -> str:
+    """The name a title gives its method or benchmark: "FlexPrefill: A ..." -> "FlexPrefill"."""
+    head, colon, _ = title.partition(":")
+    head = head.strip()
+    if not colon or not head or len(head.split()) > 3:
+        first = title.split()[0] if title.split() else ""
+        # "DarkBench Benchmarks ...", "MUSE-style ...": a coined first word (inner capitals)
+        return first if coined(first) else ""
+    if " " not in head and not coined(head) and ordinary(head):
+        return ""  # "Attention: ..." names a topic, not a paper; "Palu: ..." a paper
+    return head
+
+
+def coined(name: str) -> bool:
+    """A made-up name: inner capitals or digits ("FlexPrefill", "MUSE", "RM-Bench", "S4")."""
+    return any(
+        re.fullmatch(r"[A-Za-z0-9][a-z]*(?:[A-Z]|\d)[\w-]*", word) is not None and len(word) >= 2
+        for word in name.split()
+    )
+
+
+def acronym(title: str) -> str:
+    """An acronym the title defines in parentheses: "... Benchmark (MUSE)" -> "MUSE"."""
+    match = re.search(r"\(([A-Z][A-Za-z0-9-]{1,15})\)", title)
+    return match.group(1) if match else ""

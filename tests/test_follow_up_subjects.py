@@ -1,0 +1,181 @@
+"""Follow-ups a researcher typed in the page (a session by a helper who saw no code): "what
+about X?" asks the last question of another subject; "which of these are orals?" after a count
+counts again; "orals on RL" is a new search; "more like that" searches for papers like the ones
+meant; a count reads "X or Y"; a description ending "is that ICLR 2025?" is searched."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.conversation import offline_standalone
+from rag.answer.pipeline import Assistant
+from rag.lang.intent import read_question
+from rag.lang.pointers import asks_more_like, only_tier
+from rag.session import Session
+
+
+def _text(answer: object, n: int) -> str:
+    paper = answer.sources[n - 1].paper  # type: ignore[attr-defined]
+    return f"{paper.title}\n{paper.abstract}".lower()
+
+
+def _cited(answer: object) -> list[str]:
+    return [_text(answer, c.n) for c in answer.citations]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "searched"),
+    [
+        ("any orals on jailbreaks?", "what about MIAs?", "any orals on MIAs?"),
+        ("papers on jailbreaks", "and how about model merging", "papers on model merging"),
+        ("What is FlexPrefill?", "what about MInference?", "What is MInference?"),
+        ("越狱攻击有哪些论文？", "那成员推断攻击呢？", "成员推断攻击有哪些论文？"),
+        # not a subject of its own: joined to the question before, as any short follow-up
+        ("papers on X", "what about its limitations?", "papers on X what about its limitations?"),
+        ("papers on X", "what about for video?", "papers on X what about for video?"),
+        ("papers on X", "what about the datasets?", "papers on X what about the datasets?"),
+    ],
+)
+def test_what_about_x_asks_the_last_question_of_x(
+    previous: str, question: str, searched: str
+) -> None:
+    turns = [("user", previous), ("assistant", "...")]
+    assert offline_standalone(question, turns) == searched
+
+
+def test_what_about_x_twice_keeps_the_first_questions_frame() -> None:
+    turns = [
+        ("user", "any orals on jailbreaks?"),
+        ("assistant", "..."),
+        ("user", "what about watermarking?"),
+    ]
+    assert offline_standalone("what about MIAs?", turns) == "any orals on MIAs?"
+
+
+def test_what_about_another_topic_leaves_the_last_topic(corpus: Assistant) -> None:
+    session = Session(corpus)
+    session.answer("papers on jailbreaks")
+    second = session.answer("what about membership inference?")
+    assert not second.abstained and second.judge_note  # a list, as the question before
+    assert all("jailbreak" not in text for text in _cited(second))
+    assert "inference" in _cited(second)[0]
+    session.answer("any orals on jailbreaks?")
+    orals = session.answer("what about membership inference?")
+    assert all(s.paper.tier == "Oral" for s in orals.sources)  # the tier carried
+
+
+def test_what_about_another_topic_in_chinese(corpus: Assistant) -> None:
+    session = Session(corpus)
+    session.answer("越狱攻击有哪些论文？")
+    second = session.answer("那成员推断攻击呢？")
+    assert not second.abstained and second.judge_note  # a list, as the question before
+    assert all("jailbreak" not in text for text in _cited(second))
+    assert "membership inference" in _cited(second)[0]
+
+
+@pytest.mark.parametrize(
+    ("count", "tier_question"),
+    [
+        ("how many papers on diffusion distillation", "which of these are orals?"),
+        ("关于扩散蒸馏的论文有几篇", "其中哪些是口头报告？"),
+    ],
+)
+def test_a_tier_follow_up_after_a_count_counts_all_it_listed(
+    corpus: Assistant, count: str, tier_question: str
+) -> None:
+    session = Session(corpus)
+    counted = session.answer(count)
+    assert counted.counted > len(counted.sources)  # it listed more than its sources
+    orals = session.answer(tier_question)
+    assert orals.citations and 0 < orals.counted < counted.counted
+    for text in _cited(orals):
+        assert "diffusion" in text and "distill" in text
+    assert all(s.paper.tier == "Oral" for s in orals.sources)
+
+
+@pytest.mark.parametrize(
+    ("question", "alone"),
+    [
+        ("orals on RL", False),
+        ("RL orals?", False),
+        ("which of these are orals?", True),
+        ("any orals?", True),
+    ],
+)
+def test_a_tier_with_a_topic_is_no_tier_follow_up(question: str, alone: bool) -> None:
+    assert only_tier(question) is alone
+
+
+def test_orals_on_a_topic_after_a_persons_papers_is_a_new_search(corpus: Assistant) -> None:
+    session = Session(corpus)
+    person = session.answer("papers by sergey levine")
+    orals = session.answer("orals on RL")
+    assert not orals.abstained and all(s.paper.tier == "Oral" for s in orals.sources)
+    assert {s.paper.id for s in orals.sources} != {s.paper.id for s in person.sources[:5]}
+    assert all("reinforcement learning" in t or "rl" in t.split() for t in _cited(orals)[:1])
+
+
+def test_a_count_of_either_topic_counts_papers_with_either() -> None:
+    from rag.answer.counts import alternatives
+
+    assert alternatives("how many papers on RL or reinforcement learning for LLM reasoning") == [
+        "how many papers on RL for LLM reasoning",
+        "reinforcement learning for LLM reasoning",
+    ]
+
+
+def test_a_chinese_count_of_either_topic(corpus: Assistant) -> None:
+    found = Session(corpus).answer("关于 tokenizer-free 或者 byte-level 语言模型的论文有几篇")
+    assert found.counted >= 2 and "；或" in found.answer
+    for text in _cited(found):
+        assert ("token" in text and "free" in text) or ("byte" in text and "level" in text)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "more like that",
+        "anything similar?",
+        "find similar papers to the first one",
+        "有类似的论文吗？",
+    ],
+)
+def test_more_like_that_asks_for_similar_papers(question: str) -> None:
+    assert asks_more_like(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["anything similar for video?", "papers similar to diffusion models", "tell me more"],
+)
+def test_a_new_topic_or_more_of_the_same_paper_is_no_search_for_similar(question: str) -> None:
+    assert not asks_more_like(question)
+
+
+def test_more_like_the_second_one_lists_other_papers_like_it(corpus: Assistant) -> None:
+    session = Session(corpus)
+    first = session.answer("papers on diffusion distillation for one-step generation")
+    second_paper = first.sources[1].paper
+    like = session.answer("more like the second one")
+    assert not like.abstained and len(like.citations) >= 2
+    assert second_paper.id not in {s.paper.id for s in like.sources}
+    assert any("diffusion" in text for text in _cited(like))
+
+
+def test_a_description_asked_is_that_iclr_is_searched(corpus: Assistant) -> None:
+    question = (
+        "i remember a paper about sparse autoencoders scaled up to gpt-4 size models.. "
+        "is that iclr 2025?"
+    )
+    assert not read_question(question).presence
+    found = Session(corpus).answer(question)
+    assert not found.abstained
+    assert "sparse autoencoders" in _text(found, found.citations[0].n)
+
+
+def test_was_there_a_spotlight_on_a_topic_filters_by_the_tier(corpus: Assistant) -> None:
+    asked = read_question("was there a spotlight on model merging")
+    assert asked.tiers == ("Spotlight",) and not asked.tier_asked
+    found = Session(corpus).answer("was there a spotlight on model merging")
+    assert not found.abstained and all(s.paper.tier == "Spotlight" for s in found.sources)
+    assert "merging" in _cited(found)[0]
