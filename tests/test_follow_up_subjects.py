@@ -116,7 +116,7 @@ def test_orals_on_a_topic_after_a_persons_papers_is_a_new_search(corpus: Assista
 
 
 def test_a_count_of_either_topic_counts_papers_with_either() -> None:
-    from rag.answer.counts import alternatives
+    from rag.lang.intent import alternatives
 
     assert alternatives("how many papers on RL or reinforcement learning for LLM reasoning") == [
         "how many papers on RL for LLM reasoning",
@@ -179,3 +179,37 @@ def test_was_there_a_spotlight_on_a_topic_filters_by_the_tier(corpus: Assistant)
     found = Session(corpus).answer("was there a spotlight on model merging")
     assert not found.abstained and all(s.paper.tier == "Spotlight" for s in found.sources)
     assert "merging" in _cited(found)[0]
+
+
+@pytest.mark.parametrize(
+    "question", ["which of these are about offline rl", "其中哪些是关于离线强化学习的？"]
+)
+def test_which_of_these_are_about_a_topic_keeps_those_that_are(
+    corpus: Assistant, question: str
+) -> None:
+    session = Session(corpus)
+    person = session.answer("papers by sergey levine")
+    shown = len(person.citations)
+    about = session.answer(question)
+    assert not about.abstained and 0 < len(about.citations) < shown
+    assert all("offline" in text for text in _cited(about))
+    assert "offline" not in _text(person, 1)  # one it left out
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("which of these are about offline RL?", "offline RL"),
+        ("which ones use diffusion?", "diffusion"),
+        ("who are the authors?", ""),  # a record, not a topic
+        ("what datasets do they use?", ""),  # an aspect of each
+        ("summarize them", ""),
+    ],
+)
+def test_the_topic_a_follow_up_asks_its_papers_about(question: str, topic: str) -> None:
+    from rag.answer.followup import asked_topic
+    from rag.answer.references import resolve
+    from tests.test_conversation import SOURCES
+
+    reference = resolve(question, SOURCES, len(SOURCES))
+    assert reference is not None and asked_topic(question, reference) == topic

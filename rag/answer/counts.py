@@ -10,7 +10,6 @@ orals are there in total?") it counts the conference: all the papers (of that ti
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from rag.answer.assistant import Assistant, Turn
@@ -19,7 +18,7 @@ from rag.answer.markers import inert_markers
 from rag.answer.records import record_line, records_cited
 from rag.common.similarity import term_parts, terms, written_terms
 from rag.lang.gloss import english_query
-from rag.lang.intent import Asked, words
+from rag.lang.intent import Asked, alternatives, words
 from rag.lang.messages import TIER_ZH, message, question_language
 from rag.types import TIERS, Filters, Paper, RetrievedPaper
 from rag.venue import VENUE
@@ -41,19 +40,6 @@ def count_sentence(text: str) -> str:
     asks = words()["words"]["count"]
     sentences = [s for s in text.splitlines() if s.strip()]
     return next((s for s in sentences if any(a in s.lower() for a in asks)), text)
-
-
-_OR = re.compile(r"\s+or\s+|\s*(?:或者|或是|或)\s*", re.IGNORECASE)
-_TAIL = re.compile(r"\s(?:for|in|on|of|with|to|using)\s.*$", re.IGNORECASE)
-
-
-def alternatives(sentence: str) -> list[str]:
-    """The topics a count asks for either of: "RL or reinforcement learning for LLM reasoning"
-    -> "RL for LLM reasoning", "reinforcement learning for LLM reasoning" (the last one's
-    words after a preposition apply to all)."""
-    parts = _OR.split(sentence)
-    tail = _TAIL.search(parts[-1])
-    return [p + tail.group() if tail and p is not parts[-1] else p for p in parts]
 
 
 def _rule(part: str) -> tuple[set[str], set[str]] | None:

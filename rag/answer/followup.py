@@ -17,7 +17,7 @@ from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.answer.support import Quote
 from rag.lang.messages import TIER_ZH, message, question_language
-from rag.lang.pointers import is_comparison
+from rag.lang.pointers import is_comparison, which_about
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
 
@@ -82,6 +82,13 @@ def referring_turn(
     note = "" if about else reuse_note(question, reference.numbers, shown, filters)
     if filters is not None and not reference.tier:  # a tier question reports the excluded too
         meant = [s for s in meant if filters.accepts(s.paper)]
+    topic = asked_topic(text, reference)
+    if topic and meant:  # "which of these are about offline RL?": those that are
+        on_topic = about_topic(meant, reference.focus, assistant)
+        said = "about_some" if on_topic else "about_none"
+        total = len(meant)
+        note += " " + message(said, question).format(n=len(on_topic), total=total, topic=topic)
+        meant = on_topic
     rest = [s for s in shown if s not in meant]
     turn = Turn(question, standalone, meant + rest, reference=reference, citable=len(meant))
     turn.scope_note = note
@@ -94,6 +101,28 @@ def referring_turn(
             standalone, meant, original=text, previous=[s.paper for s in shown]
         )
     return turn
+
+
+def asked_topic(text: str, reference: Reference) -> str:
+    """The topic "which of these are about offline RL?" asks the whole list about ("offline
+    RL"), read by `rag.lang.pointers.which_about`; "" for any other follow-up."""
+    if reference.how != "set" or reference.about_metadata or is_comparison(text):
+        return ""
+    return which_about(text, reference.focus)
+
+
+MAX_ABOUT = 50  # how deep a follow-up's topic is searched for the papers it asks about
+
+
+def about_topic(
+    meant: list[RetrievedPaper], topic: str, assistant: Assistant
+) -> list[RetrievedPaper]:
+    """Of `meant`, the papers a search for `topic` finds and judges relevant."""
+    retriever = assistant.retriever
+    found = retriever.search(topic, k=MAX_ABOUT)
+    scores = retriever.paper_relevance(topic, found)
+    relevant = {r.paper.id for r, s in zip(found, scores, strict=True) if s >= retriever.threshold}
+    return [s for s in meant if s.paper.id in relevant]
 
 
 def _metadata_answer(

@@ -343,6 +343,19 @@ class Intent:
         return self.kind == "list"
 
 
+_OR = re.compile(r"\s+or\s+|\s*(?:或者|或是|或)\s*", re.IGNORECASE)
+_TAIL = re.compile(r"\s(?:for|in|on|of|with|to|using)\s.*$", re.IGNORECASE)
+
+
+def alternatives(sentence: str) -> list[str]:
+    """The topics a count asks for either of: "RL or reinforcement learning for LLM reasoning"
+    -> "RL for LLM reasoning", "reinforcement learning for LLM reasoning" (the last one's
+    words after a preposition apply to all)."""
+    parts = _OR.split(sentence)
+    tail = _TAIL.search(parts[-1])
+    return [p + tail.group() if tail and p is not parts[-1] else p for p in parts]
+
+
 # Markup pasted into a question is not its words: HTML tags, a Markdown link's target,
 # emphasis and code marks ("<img src=x onerror=...>", "[link](http://x)", "**bold**").
 _TAG = re.compile(r"<[^<>]{0,300}>")

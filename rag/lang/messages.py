@@ -81,6 +81,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count_rule": "Counting rule: a paper counts when its title or abstract contains "
         "every one of these words, in any form: {words}.",
         "count_or": "; or ",
+        "about_some": "{n} of the {total} papers are about \u201c{topic}\u201d.",
+        "about_none": "None of the {total} papers is about \u201c{topic}\u201d.",
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
         "is not in the bundled corpus): for them only the title can match.",
         "count_more": "… and {n:,} more.",
@@ -146,6 +148,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count": "索引中的 {total:,} 篇{which}论文里有 {n:,} 篇符合。",
         "count_rule": "计数规则：标题或摘要包含以下每一个词（任何词形）的论文计入：{words}。",
         "count_or": "；或 ",
+        "about_some": "{total} 篇论文中有 {n} 篇与\u201c{topic}\u201d相关。",
+        "about_none": "{total} 篇论文中没有一篇与\u201c{topic}\u201d相关。",
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
         "这些论文只能按标题匹配。",
         "count_more": "……另有 {n} 篇。",

@@ -334,6 +334,30 @@ def _words(key: str) -> list[str]:
     return list(intent_words()["words"][key])
 
 
+def which_about(text: str, focus: str) -> str:
+    """The topic "which of these are about offline RL?" / "其中哪些是关于强化学习的？" asks the
+    papers about ("offline RL", `focus`: the question without its pointing words); "" when it
+    asks no "which" of a topic (an aspect of each, "what datasets?", is none)."""
+    chinese = zh.has_han(text)
+    if not (_WHICH_ZH if chinese else _WHICH).search(text):
+        return ""
+    asked = english_query(focus) if chinese else focus
+    if not topic_terms(asked) or asks_only_aspects(asked):
+        return ""
+    words = focus.strip(" ?？。.!！").split()
+    while words and words[0].lower() in _TOPIC_FRAME:
+        words.pop(0)  # "are about offline RL" -> "offline RL"
+    return _FRAME_ZH.sub("", " ".join(words)) or focus
+
+
+_WHICH = re.compile(r"^\W*(?:(?:and|so|ok|okay|now)\W+)?which\b", re.I)
+_WHICH_ZH = re.compile(r"哪些|哪几篇|哪篇")
+_FRAME_ZH = re.compile(r"^(?:是|有)?(?:关于|跟|和|与)?|(?:相关)?的?$")
+_TOPIC_FRAME = frozenset(
+    "are is was were about on of deal deals with in for use uses using study studies".split()
+)
+
+
 def only_tier(text: str) -> bool:
     """ "any orals?", "only the spotlights", "哪些是口头报告？": nothing asked but the tier;
     "推测解码方向有哪些口头报告论文？" asks for a subject's orals (read through the gloss)."""
