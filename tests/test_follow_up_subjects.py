@@ -30,6 +30,7 @@ def _cited(answer: object) -> list[str]:
         ("papers on jailbreaks", "and how about model merging", "papers on model merging"),
         ("What is FlexPrefill?", "what about MInference?", "What is MInference?"),
         ("越狱攻击有哪些论文？", "那成员推断攻击呢？", "成员推断攻击有哪些论文？"),
+        ("有没有关于幻觉的论文？", "那多模态 benchmark 呢？", "有没有关于多模态 benchmark的论文？"),
         # not a subject of its own: joined to the question before, as any short follow-up
         ("papers on X", "what about its limitations?", "papers on X what about its limitations?"),
         ("papers on X", "what about for video?", "papers on X what about for video?"),
@@ -62,6 +63,7 @@ def test_what_about_another_topic_leaves_the_last_topic(corpus: Assistant) -> No
     session.answer("any orals on jailbreaks?")
     orals = session.answer("what about membership inference?")
     assert all(s.paper.tier == "Oral" for s in orals.sources)  # the tier carried
+    assert "an earlier question named: Oral" in orals.scope_note  # and said where it came from
 
 
 def test_what_about_another_topic_in_chinese(corpus: Assistant) -> None:
@@ -213,3 +215,13 @@ def test_the_topic_a_follow_up_asks_its_papers_about(question: str, topic: str) 
 
     reference = resolve(question, SOURCES, len(SOURCES))
     assert reference is not None and asked_topic(question, reference) == topic
+
+
+@pytest.mark.parametrize("question", ["orals on RL", "RL orals?"])
+def test_a_two_letter_acronym_alone_is_searched_spelled_out(
+    corpus: Assistant, question: str
+) -> None:
+    found = Session(corpus).answer(question)
+    assert not found.abstained and len(found.citations) >= 3  # not one paper of many
+    assert all("reinforcement learning" in t or " rl" in t for t in _cited(found))
+    assert all(s.paper.tier == "Oral" for s in found.sources)

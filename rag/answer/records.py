@@ -17,7 +17,7 @@ from rag.answer.followup import record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
 from rag.answer.support import Quote
-from rag.lang.intent import TIER_CHOICE, Asked
+from rag.lang.intent import TIER_CHOICE, Asked, read_question
 from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
 
@@ -34,7 +34,9 @@ def question_filters(
     if not asked.tiers:
         return filters, note
     chosen = Filters(tiers=list(asked.tiers), keywords=list(filters.keywords))
-    tiers = message("tier_filter", question).format(tiers=", ".join(asked.tiers))
+    # "what about X?" after "any orals on Y?": the tier an earlier question named
+    said = "tier_filter" if read_question(question).tiers else "tier_filter_earlier"
+    tiers = message(said, question).format(tiers=", ".join(asked.tiers))
     return chosen, f"{tiers} {note}".strip()
 
 

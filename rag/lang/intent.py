@@ -21,7 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rag.common.similarity import STOPWORDS
+from rag.common.similarity import STOPWORDS, terms
 from rag.lang.gloss import english_query, language
 from rag.lang.question_kind import (
     is_list_request,
@@ -110,12 +110,6 @@ def _without_chat(text: str) -> str:
 # "Is X an oral or a poster?": a yes/no opener over two tiers asks which one it is.
 TIER_CHOICE = "which"
 
-# After a tier word in a list question, the words that keep it a tier ("orals on X", "oral
-# papers"); any other word makes it a topic ("oral cancer").
-_AFTER_TIER = frozenset(
-    "on about in for related regarding that which are with at from and or only".split()
-)
-
 
 def read_question(question: str) -> Asked:
     """The filters and record questions `question` states, from the word lists."""
@@ -156,7 +150,7 @@ def read_question(question: str) -> Asked:
                 _chinese(word)
                 or plural
                 or noun
-                or (wants_papers and (not following or following in _AFTER_TIER))
+                or (wants_papers and (not following or following in words()["words"]["after_tier"]))
                 or (zh and wants_papers)  # "只看 oral 和 spotlight，求推荐"
             ):
                 if tier not in tiers:
@@ -309,13 +303,7 @@ def _counts(text: str) -> bool:
         return "篇" in text[m.start() : m.end() + 3] or "论文" in text or "paper" in text.casefold()
     # the next four words ("how many LoRA / parameter-efficient fine-tuning papers": "/" is none)
     following = [w for w in text[m.end() :].split() if re.search(r"\w", w)][:4]
-    return any(re.sub(r"[^\w]", "", w.casefold()) in _COUNTED for w in following)
-
-
-_COUNTED = frozenset(
-    "paper papers work works oral orals spotlight spotlights poster posters submissions articles"
-    " publications".split()
-)
+    return any(re.sub(r"[^\w]", "", w.casefold()) in words()["words"]["counted"] for w in following)
 
 
 # Whether a person's papers or a paper's authors are asked for (`Asked.people`, `authors_of`)
@@ -408,6 +396,21 @@ _LINKS = frozenset("a an the to at on in of for about from with into by and or".
 _PUNCTUATION = "\"'“”‘’.,;:!?()[]"  # around a word, not of it
 
 
+def spelled_acronyms(text: str) -> str:
+    """A question whose only topic is a two-letter acronym, which is no search term ("orals on
+    RL"), with the acronym spelled out after it (`acronyms`: "RL (reinforcement learning)")."""
+    if terms(text) - frozenset(terms(" ".join(words()["words"]["count_frame"]))):
+        return text
+    spelled = words()["acronyms"]
+    return _TWO_CAPITALS.sub(
+        lambda m: f"{m.group()} ({spelled[m.group()]})" if m.group() in spelled else m.group(),
+        text,
+    )
+
+
+_TWO_CAPITALS = re.compile(r"\b[A-Z]{2}\b")
+
+
 def _bare(word: str) -> str:
     return word.strip(_PUNCTUATION).casefold()
 
@@ -416,7 +419,7 @@ def understand(question: str) -> Intent:
     """The `Intent` of `question` (a standalone question: a follow-up is joined first)."""
     text = without_markup(question) or " ".join(question.split())
     asked = read_question(text)
-    search = asked.search or text
+    search = spelled_acronyms(asked.search or text)
     if asked.count:
         kind = "count"
     elif asked.tier_asked:

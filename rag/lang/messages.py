@@ -68,6 +68,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_unknown": "Its record has no decision.",
         "tier_is": "Its decision is {decision}.",
         "tier_filter": "Filtered by the tier the question names: {tiers}.",
+        "tier_filter_earlier": "Filtered by the tier an earlier question named: {tiers}.",
         "read_as": "Read {words}.",
         # The whole question seemed off-topic; its topic alone was searched (rag.answer.pipeline)
         "topic_searched": "Searched for the question's topic: \u201c{topic}\u201d.",
@@ -138,6 +139,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tier_unknown": "该论文的记录没有录用结果。",
         "tier_is": "录用结果为 {decision}。",
         "tier_filter": "已按问题中的录用类别筛选：{tiers}。",
+        "tier_filter_earlier": "已按之前问题中的录用类别筛选：{tiers}。",
         "read_as": "已将{words}。",
         "topic_searched": "已按问题的主题检索：\u201c{topic}\u201d。",
         "read_word": "\u201c{typed}\u201d理解为\u201c{meant}\u201d",

@@ -201,6 +201,8 @@ _SWAP = re.compile(
 # "那成员推断攻击呢？" ("and membership inference?"), not "那它呢" nor "那第二篇呢" (those point).
 _SWAP_ZH = re.compile(r"^\s*那(?:么)?\s*(?P<x>[^？?。!！]+?)\s*(?:方面|方向|领域)?呢[\s?？。!！]*$")
 _POINTS_ZH = re.compile(r"[它这那其]|第[一二三四五六七八九十\d]|上面|前面|刚才")
+_ABOUT_ZH = re.compile(r"关于\s*(.+?)\s*的(?:论文|文章|工作|研究)")
+_ASKING_ZH = re.compile(r"^(?:请问|你好|想问一下|有没有|能不能|可以)+")
 _NARROWS = re.compile(
     r"(?:for|in|on|with|without|when|if|using|under|at|only|just|those|ones|papers)\b", re.I
 )
@@ -225,7 +227,9 @@ def with_subject(previous: str, new: str) -> str:
     """`previous` asked of `new` instead of its subject ("any orals on jailbreaks?" -> "any
     orals on membership inference?"); `new` alone when `previous` names no subject."""
     if listed := LIST_REQUEST_ZH.search(previous):  # "越狱攻击有哪些论文？": before its frame
-        old = previous[: listed.start()].strip(" ，,：:")
+        about = _ABOUT_ZH.search(previous)  # "有没有关于X的论文？": inside it
+        old = about.group(1) if about else previous[: listed.start()]
+        old = _ASKING_ZH.sub("", old.strip(" ，,：:")).strip()
         return previous.replace(old, new, 1) if old else f"{new}有哪些论文？"
     old = (list_subject(previous) if is_list_request(previous) else subject(previous)) or ""
     if not old and (ons := _ON_SUBJECT.findall(previous)):
