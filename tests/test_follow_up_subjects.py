@@ -225,3 +225,53 @@ def test_a_two_letter_acronym_alone_is_searched_spelled_out(
     assert not found.abstained and len(found.citations) >= 3  # not one paper of many
     assert all("reinforcement learning" in t or " rl" in t for t in _cited(found))
     assert all(s.paper.tier == "Oral" for s in found.sources)
+
+
+# A third session, in Chinese: a named paper with "这篇", numbers compared, "类似", limitations.
+
+
+@pytest.mark.parametrize(
+    ("question", "numbers"),
+    [
+        ("比较一下 1 和 3", (1, 3)),
+        ("有提到 limitations 吗？", (1, 2, 3)),  # what is asked of the papers shown
+        ("这篇是 oral 吗？", (1,)),
+        ("这篇的 dataset 是什么？", (1,)),
+        ("Depth Pro 这篇是 oral 吗？作者是谁？", None),  # a paper of its own, not a pointer
+    ],
+)
+def test_chinese_follow_ups_point_as_the_english_ones_do(
+    question: str, numbers: tuple[int, ...] | None
+) -> None:
+    from rag.answer.references import resolve
+    from tests.test_conversation import SOURCES
+
+    found = resolve(question, SOURCES, 3)
+    assert (found.numbers if found else None) == numbers
+
+
+def test_a_named_paper_with_zhe_pian_is_that_paper_not_the_last_answers(corpus: Assistant) -> None:
+    session = Session(corpus)
+    session.answer("有没有关于 graph neural network over-smoothing 的论文？")
+    named = session.answer("Depth Pro 这篇是 oral 吗？作者是谁？")
+    assert named.citations and named.sources[0].paper.title.startswith("Depth Pro")
+    assert named.answer.startswith("不是")  # a Poster, said in Chinese
+
+
+def test_find_a_few_like_the_first_one_in_chinese(corpus: Assistant) -> None:
+    session = Session(corpus)
+    first = session.answer("SAM 2 的 main result 是什么")
+    sam = first.sources[first.citations[0].n - 1].paper.id
+    like = session.answer("找几篇和第一篇类似的")
+    assert not like.abstained and len(like.citations) >= 2
+    assert sam not in {s.paper.id for s in like.sources}
+
+
+def test_a_question_with_any_chinese_gets_chinese_fixed_text(corpus: Assistant) -> None:
+    from rag.lang.messages import question_language
+
+    question = "ICLR 2025 有 GPT-4 technical report 吗？"
+    assert question_language(question) == "zh"
+    assert question_language("What is FlexPrefill?") == "en"
+    refused = Session(corpus).answer(question)
+    assert refused.abstained and refused.refusal.startswith("索引中")

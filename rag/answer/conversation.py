@@ -25,6 +25,7 @@ from rag.lang.pointers import (
     MAX_FOLLOW_UP_TOPIC_TERMS,
     asks_more_like,
     asks_only_aspects,
+    named_before_pointer,
     topic_terms,
 )
 from rag.lang.question_kind import (
@@ -169,7 +170,7 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
         asked = [c for r, c in reversed(turns) if r == "user" and swapped_subject(c) is None]
         return with_subject(asked[0] if asked else previous, new)
     short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
-    if previous and short and follows_on(question):
+    if previous and short and follows_on(question) and not named_before_pointer(question):
         return f"{previous} {question}"
     return question
 

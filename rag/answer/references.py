@@ -76,6 +76,8 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
     chinese = zh.has_han(text)
     if not numbers and chinese and len(text) <= read.MAX_CHINESE_FOLLOW_UP:
         pointed = zh.pointers(text, count, scope)
+        if pointed.how == "pronoun" and read.named_before_pointer(text):
+            pointed = zh.Pointers()  # "Depth Pro 这篇是 oral 吗？": a paper of its own
         if pointed.how == "ordinal" or not _named(text, sources):  # "FlexPrefill 这篇": a name
             numbers, how = pointed.numbers, pointed.how
             spans += pointed.spans

@@ -164,8 +164,12 @@ MESSAGES: dict[str, dict[str, str]] = {
 
 
 def question_language(question: str) -> str:
-    """The language whose fixed text answers `question`: "zh" or "en" (the fallback)."""
-    return "zh" if language(question) == "zh" else "en"
+    """The language whose fixed text answers `question`: "zh" or "en" (the fallback). A
+    question with any Chinese in it is a Chinese reader's ("ICLR 2025 有 GPT-4 technical report
+    吗？"), though it is searched as English when most of its letters are."""
+    lang = language(question)
+    chinese = lang not in ("ja", "ko") and any("\u4e00" <= c <= "\u9fff" for c in question)
+    return "zh" if lang == "zh" or chinese else "en"
 
 
 def message(key: str, question: str = "") -> str:

@@ -326,7 +326,9 @@ def asks_more_like(text: str) -> bool:
     and no topic of its own ("anything similar for video?" has one)."""
     if not phrase_pattern(tuple(_words("more_like"))).search(text):
         return False
-    asked = english_query(text) if zh.has_han(text) else text
+    if zh.has_han(text):  # "找几篇和第一篇类似的": short, and no subject of its own
+        return len(text) <= MAX_CHINESE_FOLLOW_UP and not latin_subject(text)
+    asked = text
     return short_follow_up(asked) and topic_terms(asked) <= terms(" ".join(_words("more_like")))
 
 
@@ -356,6 +358,28 @@ _FRAME_ZH = re.compile(r"^(?:是|有)?(?:关于|跟|和|与)?|(?:相关)?的?$")
 _TOPIC_FRAME = frozenset(
     "are is was were about on of deal deals with in for use uses using study studies".split()
 )
+
+
+def latin_subject(text: str) -> bool:
+    """A Chinese question whose English words name a subject ("Depth Pro 这篇是 oral 吗？"), not
+    only a tier or what is asked of a paper ("这篇的 dataset 是什么？")."""
+    return zh.has_han(text) and _topical(" ".join(_LATIN.findall(text)))
+
+
+def _topical(english: str) -> bool:
+    return bool(topic_terms(english) - _aspect_terms())
+
+
+_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9\-]*")
+
+
+def named_before_pointer(text: str) -> bool:
+    """ "Depth Pro 这篇是 oral 吗？": English words just before 这篇 name the paper it means
+    (not "它在 GSM8k 上的结果", where they are what is asked of it)."""
+    return any(_topical(m.group(1)) for m in _NAMED_ZHE.finditer(text))
+
+
+_NAMED_ZHE = re.compile(r"([A-Za-z][\w\- ]*?)\s*(?=这篇|那篇|这个|这项)")
 
 
 def only_tier(text: str) -> bool:

@@ -20,6 +20,8 @@ _ORDINAL = re.compile(rf"第\s*{_N}\s*{_MEASURE}?(?:论文|文章|工作|结果|
 _LAST = re.compile(rf"最后\s*(?:一\s*)?{_MEASURE}(?:论文|文章)?|最后那{_MEASURE}")
 _FIRST_N = re.compile(rf"(前|最后|后)\s*{_N}\s*{_MEASURE}")
 _THESE_N = re.compile(rf"(?:这|那)\s*{_N}\s*{_MEASURE}")
+_COMPARES = re.compile(r"比较|对比|区别|差异|不同")
+_PAIR = re.compile(r"(?<![\d第\[])(\d{1,2})\s*(?:和|与|跟|、|，|,|vs\.?)\s*(\d{1,2})(?![\d\]])")
 _SET = re.compile(
     r"它们|他们|她们|这些|那些|这几篇|那几篇|上述|以上|其中|所有(?:论文|文章)?|全部|每篇|每一篇"
     r"|两者|二者"
@@ -67,6 +69,12 @@ def pointers(text: str, count: int, scope: tuple[int, ...]) -> Pointers:
         if 1 <= n <= count:
             found.numbers.append(n)
             found.spans.append(m.span())
+    if _COMPARES.search(text):  # "比较一下 1 和 3": numbers joined, in a comparison
+        for m in _PAIR.finditer(text):
+            pair = [int(m.group(1)), int(m.group(2))]
+            if all(1 <= n <= count for n in pair):
+                found.numbers += pair
+                found.spans.append(m.span())
     for m in _LAST.finditer(text):
         found.numbers.append(count)
         found.spans.append(m.span())
