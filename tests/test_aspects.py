@@ -23,8 +23,8 @@ NO_FIGURE = Paper(
 )
 
 
-def one(paper: Paper) -> RetrievedPaper:
-    return RetrievedPaper(paper, 1.0, 1.0)
+def one(paper: Paper) -> list[RetrievedPaper]:
+    return [RetrievedPaper(paper, 1.0, 1.0)]
 
 
 def test_how_fast_quotes_the_speed_figure() -> None:
@@ -51,3 +51,23 @@ def test_no_speed_figure_is_said_plainly_in_either_language() -> None:
 def test_other_questions_ask_no_aspect() -> None:
     assert wants("summarize the second one").aspect == ""
     assert wants("how is it evaluated?").aspect == "evaluation"
+
+
+OWN_LIMIT = Paper(
+    "own",
+    "A Method With Limits",
+    "Existing methods have limitations. To address these limitations, we propose Foo. Foo "
+    "halves the error. A limitation of our approach is its memory cost, which we leave to "
+    "future work.",
+)
+
+
+def test_limitations_quote_the_papers_own_not_those_of_prior_work() -> None:
+    assert wants("any limitations mentioned?").aspect == "limitations"
+    assert wants("有提到 limitations 吗？").aspect == "limitations"
+    assert wants("第二篇用了哪些 dataset？").aspect == "evaluation"
+    text, quotes = aspect_answer(ASPECTS["limitations"], one(OWN_LIMIT) + one(NO_FIGURE))
+    assert quotes[0].quote.startswith("A limitation of our approach")
+    assert "To address these limitations" not in text
+    assert "**A Study of Attention** [2]" in text  # each paper, by its number
+    assert "The abstract states no limitation of its own." in text

@@ -275,3 +275,11 @@ def test_a_question_with_any_chinese_gets_chinese_fixed_text(corpus: Assistant) 
     assert question_language("What is FlexPrefill?") == "en"
     refused = Session(corpus).answer(question)
     assert refused.abstained and refused.refusal.startswith("索引中")
+
+
+def test_which_of_these_keeps_only_papers_whose_text_holds_the_topic(corpus: Assistant) -> None:
+    session = Session(corpus)
+    session.answer("papers on knowledge editing")
+    about = session.answer("which of these are about locate-then-edit methods?")
+    assert all("locat" in text for text in _cited(about))
+    assert about.citations or "None of the" in about.scope_note

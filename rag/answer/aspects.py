@@ -40,25 +40,39 @@ ASPECTS = {
         ),
         "no_evaluation",
     ),
+    # Its own limits, not those of the prior work it sets out to fix ("To address these
+    # limitations, we propose ...": most abstracts that say "limitations" mean those).
+    "limitations": Aspect(
+        re.compile(
+            r"\bfuture\s+work\b|\bwe\s+leave\b|\bleft\s+(?:for|to)\s+future\b"
+            r"|\blimitations?\s+of\s+(?:our|this|the\s+proposed)\b|\bour\b[^.]*\blimitations?\b",
+            re.I,
+        ),
+        "no_limitations",
+    ),
 }
 
 
 def aspect_answer(
-    aspect: Aspect, source: RetrievedPaper, lang: str = "en"
+    aspect: Aspect, sources: list[RetrievedPaper], lang: str = "en"
 ) -> tuple[str, list[Quote]]:
-    """The answer from one paper's abstract: its sentences that report `aspect` (up to two,
+    """The answer from each paper's abstract: its sentences that report `aspect` (up to two,
     the ones with figures first), or the plain statement that it reports none, with the
     paper's contribution sentence so the citation still points at evidence."""
-    paper = source.paper
-    texts = sentences(paper.abstract) or [paper.abstract]
-    found = [t for t in texts if aspect.reported.search(t)]
-    found.sort(key=lambda t: -sum(c.isdecimal() for c in t))  # figures first; stable otherwise
-    chosen = sorted(found[:2], key=texts.index)
-    title = inert_markers(" ".join(paper.shown_title.split()))
-    lines = [MESSAGES[lang]["heading"], "", f"**{title}** [1]"]
-    if chosen:
-        lines += [f"- {inert_markers(t)} [1]" for t in chosen]
-        return "\n".join(lines), [Quote(1, paper.id, chosen[0], 1.0)]
-    contribution = contribution_sentence(paper.abstract)
-    lines += [f"- {MESSAGES[lang][aspect.none]}", f"- {inert_markers(contribution)} [1]"]
-    return "\n".join(lines), [Quote(1, paper.id, contribution, 1.0)]
+    lines, quotes = [MESSAGES[lang]["heading"]], []
+    for n, source in enumerate(sources, start=1):
+        paper = source.paper
+        texts = sentences(paper.abstract) or [paper.abstract]
+        found = [t for t in texts if aspect.reported.search(t)]
+        found.sort(key=lambda t: -sum(c.isdecimal() for c in t))  # figures first; stable
+        chosen = sorted(found[:2], key=texts.index)
+        title = inert_markers(" ".join(paper.shown_title.split()))
+        lines += ["", f"**{title}** [{n}]"]
+        if chosen:
+            lines += [f"- {inert_markers(t)} [{n}]" for t in chosen]
+            quotes.append(Quote(n, paper.id, chosen[0], 1.0))
+            continue
+        contribution = contribution_sentence(paper.abstract)
+        lines += [f"- {MESSAGES[lang][aspect.none]}", f"- {inert_markers(contribution)} [{n}]"]
+        quotes.append(Quote(n, paper.id, contribution, 1.0))
+    return "\n".join(lines), quotes

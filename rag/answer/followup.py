@@ -117,11 +117,19 @@ MAX_ABOUT = 50  # how deep a follow-up's topic is searched for the papers it ask
 def about_topic(
     meant: list[RetrievedPaper], topic: str, assistant: Assistant
 ) -> list[RetrievedPaper]:
-    """Of `meant`, the papers a search for `topic` finds and judges relevant."""
+    """Of `meant`, the papers a search for `topic` finds relevant and whose text holds its
+    words as a list's papers must (a share of them, `list_min_coverage`): "locate-then-edit"
+    is not any knowledge-editing paper."""
     retriever = assistant.retriever
     found = retriever.search(topic, k=MAX_ABOUT)
     scores = retriever.paper_relevance(topic, found)
-    relevant = {r.paper.id for r, s in zip(found, scores, strict=True) if s >= retriever.threshold}
+    covered = retriever.coverage(topic, found)
+    least = retriever.calibration.list_min_coverage
+    relevant = {
+        r.paper.id
+        for r, s, c in zip(found, scores, covered, strict=True)
+        if s >= retriever.threshold and c >= least
+    }
     return [s for s in meant if s.paper.id in relevant]
 
 

@@ -80,9 +80,9 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     if named is not None and not named.whole_subject and wants(query).how_it_works:
         query = without_name(query, named.name)  # "How does X decide ...": the rest matters
     lang = question_language(turn.question)  # the heading and labels follow the question
-    aspect = wants(turn.question).aspect if turn.reference and len(sources) == 1 else ""
+    aspect = wants(turn.question).aspect if turn.reference and not turn.compare else ""
     if aspect:  # "and how fast is it?": its speed sentence, or "reports none"
-        text, quotes = aspect_answer(ASPECTS[aspect], sources[0], lang)
+        text, quotes = aspect_answer(ASPECTS[aspect], sources, lang)
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes

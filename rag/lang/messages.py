@@ -27,6 +27,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         # A follow-up asks one measurable thing the abstract does not report (rag.answer.aspects)
         "no_speed": "The abstract reports no speed figure.",
         "no_evaluation": "The abstract names no benchmark or evaluation.",
+        "no_limitations": "The abstract states no limitation of its own.",
         "no_such_name": "No paper in the index is called {name}.",
         "closest_names": "The closest names in the index:",
         "Problem": "Problem",
@@ -105,6 +106,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nearest": "索引中最接近的论文：",
         "no_speed": "摘要没有给出速度数据。",
         "no_evaluation": "摘要没有提到评测基准或实验。",
+        "no_limitations": "摘要没有提到其自身的局限。",
         "no_such_name": "索引中没有名为 {name} 的论文。",
         "closest_names": "索引中最接近的名称：",
         "Problem": "问题",

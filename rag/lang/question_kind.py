@@ -139,7 +139,15 @@ _ASPECTS = (
         re.compile(
             r"\bhow\s+(?:is|was|are|were)\s+(?:it|they|this|that|the\s+\w+)\s+(?:evaluated|tested"
             r"|measured|benchmarked)\b|\bwhat\s+(?:benchmarks?|datasets?)\b|\bevaluat\w*\s+on\b"
-            r"|如何评估|怎么评估|评测|基准",
+            r"|如何评估|怎么评估|评测|基准|数据集|哪些\s*(?:datasets?|benchmarks?)",
+            re.I,
+        ),
+    ),
+    (
+        "limitations",
+        re.compile(
+            r"\b(?:limitations?|weakness(?:es)?|drawbacks?|shortcomings?|caveats?)\b"
+            r"|局限|缺点|不足|缺陷",
             re.I,
         ),
     ),
