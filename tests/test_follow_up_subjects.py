@@ -283,3 +283,17 @@ def test_which_of_these_keeps_only_papers_whose_text_holds_the_topic(corpus: Ass
     about = session.answer("which of these are about locate-then-edit methods?")
     assert all("locat" in text for text in _cited(about))
     assert about.citations or "None of the" in about.scope_note
+
+
+def test_a_papers_main_result_named_by_its_author_is_answered_from_the_paper(
+    corpus: Assistant,
+) -> None:
+    question = (
+        "whats the main result of that paper on learning dynamics of LLM finetunig (yi ren i think)"  # noqa: E501
+    )
+    found = Session(corpus).answer(question)
+    assert not found.answer.startswith("Papers with Yi Ren")
+    assert _text(found, found.citations[0].n).startswith("learning dynamics of llm finetuning")
+    assert any(c.quote in found.sources[0].paper.abstract for c in found.citations if c.quote)
+    listed = Session(corpus).answer("papers by yi ren")
+    assert listed.answer.startswith("Papers with Yi Ren")

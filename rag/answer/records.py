@@ -66,8 +66,9 @@ def record_answer(
     # title's words: rag.retrieval.titles); decided there, once, also when the question names
     # one of its authors too ("who wrote SVDQuant? is it Song Han's group?").
     asked_for = bool(sources) and sources[0].asked_by in ("name", "title")
-    # the named paper's authors answer both
-    ask_person = not (asked.authors_of and asked_for)
+    # the named paper's authors answer both; what a paper found, named by its author, is
+    # answered from that paper
+    ask_person = not (asked.authors_of and asked_for) and not (asked.content and not asked.people)
     person = retriever.people.named(turn.standalone, asked.people) if ask_person else None
     if person is not None:
         theirs = [s for s in sources if s.paper.id in set(person.paper_ids)]

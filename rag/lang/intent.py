@@ -48,6 +48,7 @@ class Asked:
     one_paper: bool = False  # "the paper on X", "关于 X 的那篇论文": one paper described
     number: int = 0  # the papers asked for: "summarize 3 papers on X", "前五篇" (0: not said)
     presence: bool = False  # "was the X paper at ICLR 2025?": whether one paper is there
+    content: bool = False  # what a paper says: "the main result of X (by Y, I think)"
 
 
 @cache
@@ -174,6 +175,7 @@ def read_question(question: str) -> Asked:
         listing=listing,
         one_paper=not listing and _has(text, "one_paper"),
         number=number,
+        content=_has(text, "content"),
         presence=asks is not None
         and not (asked or tiers or wants_papers)
         and _venue_pattern().search(text[asks[0] : asks[1]]) is not None
