@@ -53,26 +53,30 @@ def test_what_about_x_twice_keeps_the_first_questions_frame() -> None:
     assert offline_standalone("what about MIAs?", turns) == "any orals on MIAs?"
 
 
-def test_what_about_another_topic_leaves_the_last_topic(corpus: Assistant) -> None:
+@pytest.mark.parametrize(
+    ("first", "switch"),
+    [
+        ("papers on jailbreaks", "what about membership inference?"),
+        ("越狱攻击有哪些论文？", "那成员推断攻击呢？"),
+    ],
+)
+def test_what_about_another_topic_leaves_the_last_topic(
+    corpus: Assistant, first: str, switch: str
+) -> None:
     session = Session(corpus)
-    session.answer("papers on jailbreaks")
-    second = session.answer("what about membership inference?")
+    session.answer(first)
+    second = session.answer(switch)
     assert not second.abstained and second.judge_note  # a list, as the question before
     assert all("jailbreak" not in text for text in _cited(second))
     assert "inference" in _cited(second)[0]
+
+
+def test_what_about_another_topic_keeps_the_tier_and_says_so(corpus: Assistant) -> None:
+    session = Session(corpus)
     session.answer("any orals on jailbreaks?")
     orals = session.answer("what about membership inference?")
-    assert all(s.paper.tier == "Oral" for s in orals.sources)  # the tier carried
-    assert "an earlier question named: Oral" in orals.scope_note  # and said where it came from
-
-
-def test_what_about_another_topic_in_chinese(corpus: Assistant) -> None:
-    session = Session(corpus)
-    session.answer("越狱攻击有哪些论文？")
-    second = session.answer("那成员推断攻击呢？")
-    assert not second.abstained and second.judge_note  # a list, as the question before
-    assert all("jailbreak" not in text for text in _cited(second))
-    assert "membership inference" in _cited(second)[0]
+    assert all(s.paper.tier == "Oral" for s in orals.sources)
+    assert "an earlier question named: Oral" in orals.scope_note
 
 
 @pytest.mark.parametrize(
