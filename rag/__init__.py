@@ -86,6 +86,7 @@ _PUBLIC = {
     "short_name": "rag.common.latex",
     "SELF_MACROS": "rag.common.latex",
     "MESSAGES": "rag.lang.messages",
+    "question_language": "rag.lang.messages",
     "open_own": "rag.common.atomic",
     "parse_json": "rag.common.side_files",
     "has_surrogates": "rag.common.side_files",
@@ -152,6 +153,7 @@ __all__ = [
     "stream_answer",
     "uncalibrated_note",
     "uncited_sentences",
+    "question_language",
 ]
 
 if TYPE_CHECKING:
@@ -201,7 +203,7 @@ if TYPE_CHECKING:
     from rag.index.ingest import build_index
     from rag.index.papers import PaperIndex
     from rag.index.vectors import PaperVectors, read_paper_vectors
-    from rag.lang.messages import MESSAGES
+    from rag.lang.messages import MESSAGES, question_language
     from rag.models.factory import chat_model_name, make_chat_model, make_embeddings
     from rag.retrieval.calibration import uncalibrated_note
     from rag.retrieval.retriever import open_retriever

@@ -4,8 +4,8 @@ first saw it under; the list says how ordinals count."""
 from __future__ import annotations
 
 from rag.answer.citations import CitedAnswer
+from rag.lang.messages import MESSAGES
 from rag.types import Paper, RetrievedPaper
-from ui.chat_view import ORDINALS_NOTE
 from ui.render import SourceRow, Turn, first_numbers, source_facts
 
 
@@ -24,4 +24,5 @@ def test_a_paper_renumbered_in_a_later_list_shows_its_first_number() -> None:
     assert moved.endswith("first shown as \\[2\\] in answer 1")
     same = source_facts(SourceRow(2, later.sources[1], []), first=(1, 2))
     assert "first shown" not in same
-    assert '"the second one"' in ORDINALS_NOTE
+    assert '"the second one"' in MESSAGES["en"]["page_ordinals"]
+    assert "“第二篇”" in MESSAGES["zh"]["page_ordinals"]

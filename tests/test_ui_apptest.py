@@ -217,6 +217,23 @@ def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_chinese_answers_own_labels_are_chinese(app_env: Path) -> None:
+    at = start()
+    ask(at, "大语言模型是如何用基准来评测的？")
+    answer = turns(at)[0].answer
+    assert answer is not None and not answer.abstained
+    cards = " ".join(m.value for m in at.chat_message[1].markdown)
+    assert "**来源** · 显示" in cards and "**Sources**" not in cards
+    captions = " ".join(c.value for c in at.chat_message[1].caption)
+    assert "回答者：" in captions and "编号以此列表为准" in captions
+    ask(at, "有没有关于蛋白质折叠的古典音乐论文？")  # refused: its nearest papers, in Chinese
+    assert turns(at)[1].answer is not None and turns(at)[1].answer.abstained
+    assert "**最接近的论文（匹配度低）**" in " ".join(m.value for m in at.chat_message[3].markdown)
+    ask(at, EVAL_QUESTION)  # an English question's labels stay English
+    assert "**Sources** · " in " ".join(m.value for m in at.chat_message[5].markdown)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [401, 500])
 def test_llm_error_is_shown_and_the_chat_kept(
     app_env: Path, monkeypatch: pytest.MonkeyPatch, status: int

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from rag import Assistant, CitedAnswer, Session, own_macros, redact
+from rag import MESSAGES, Assistant, CitedAnswer, Session, own_macros, question_language, redact
 from rag.errors import AnswerError, StoreError
 from rag.settings import Settings
 from rag.types import Filters
@@ -64,10 +64,6 @@ REDRAW_SECONDS = 0.25  # the streamed answer is redrawn at most this often
 # The conversation (rag.Session: the history and the previous answer the next question sees),
 # kept in st.session_state across reruns beside the turns the page draws.
 CONVERSATION_KEY = "conversation"
-ORDINALS_NOTE = (
-    'Numbers count in this list: "the second one" or "[2]" in your next question means [2] '
-    "here; a paper shown earlier under another number says so."
-)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -235,7 +231,9 @@ def show_reply(
         st.markdown(display_answer(answer.refusal or answer.answer))
     else:
         st.markdown(answer_markdown(answer, index))
-    notes = [f"Answered by {escape_text(answer.model)}"]
+    # The answer's own labels in its question's language (the fixed text of the answer is)
+    said = MESSAGES[question_language(answer.question)]
+    notes = [said["page_answered_by"].format(model=escape_text(answer.model))]
     if answer.dropped_citations:
         notes.append(f"{answer.dropped_citations} citation(s) to no source were removed")
     if turn.tiers:
@@ -249,13 +247,13 @@ def show_reply(
     if rows:
         cited = sum(row.cited for row in rows)
         st.markdown(
-            "**Closest papers, low match**"
+            said["page_closest"]
             if answer.abstained
             # "shown", not "retrieved": a list's judge checked more (its note says how many)
-            else f"**Sources** · {cited} cited of {len(rows)} shown"
+            else said["page_sources"].format(cited=cited, shown=len(rows))
         )
         if not answer.abstained:
-            st.caption(ORDINALS_NOTE)
+            st.caption(said["page_ordinals"])
     first_seen = first_numbers(st.session_state.get("turns", [])[:index])
     if answer.compare:  # "compare them": the comparison table, as the button builds it
         papers_view.compared_in_answer(turn, answer, assistant)

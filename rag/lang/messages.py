@@ -83,6 +83,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count_rule": "Counting rule: a paper counts when its title or abstract contains "
         "every one of these words, in any form: {words}.",
         "count_or": "; or ",
+        "page_answered_by": "Answered by {model}",
+        "page_sources": "**Sources** · {cited} cited of {shown} shown",
+        "page_closest": "**Closest papers, low match**",
+        "page_ordinals": 'Numbers count in this list: "the second one" or "[2]" in your next '
+        "question means [2] here; a paper shown earlier under another number says so.",
         "about_some": "{n} of the {total} papers are about \u201c{topic}\u201d.",
         "about_none": "None of the {total} papers is about \u201c{topic}\u201d.",
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
@@ -152,6 +157,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count": "索引中的 {total:,} 篇{which}论文里有 {n:,} 篇符合。",
         "count_rule": "计数规则：标题或摘要包含以下每一个词（任何词形）的论文计入：{words}。",
         "count_or": "；或 ",
+        "page_answered_by": "回答者：{model}",
+        "page_sources": "**来源** · 显示 {shown} 篇，引用 {cited} 篇",
+        "page_closest": "**最接近的论文（匹配度低）**",
+        "page_ordinals": "编号以此列表为准：下一个问题里的“第二篇”或“[2]”指这里的 [2]；"
+        "之前以其他编号出现过的论文会注明。",
         "about_some": "{total} 篇论文中有 {n} 篇与\u201c{topic}\u201d相关。",
         "about_none": "{total} 篇论文中没有一篇与\u201c{topic}\u201d相关。",
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
