@@ -16,9 +16,9 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
 from rag.answer.records import record_line, records_cited
-from rag.common.similarity import term_parts, terms, written_terms
+from rag.common.similarity import acronyms, term_parts, terms, written_terms, written_words
 from rag.lang.gloss import english_query
-from rag.lang.intent import Asked, alternatives, words
+from rag.lang.intent import Asked, alternatives, count_frame_terms, words
 from rag.lang.messages import TIER_ZH, message, question_language
 from rag.types import TIERS, Filters, Paper, RetrievedPaper
 from rag.venue import VENUE
@@ -28,8 +28,7 @@ MAX_LISTED = 50  # titles listed after the cited ones; the rest is counted
 
 def topic_terms(english: str) -> set[str]:
     """The stemmed content words of the count question's topic (`english`: its sentence)."""
-    frame = terms(" ".join(words()["words"]["count_frame"]))
-    return terms(english) - frame
+    return terms(english) - count_frame_terms()
 
 
 def count_sentence(text: str) -> str:
@@ -51,17 +50,8 @@ def _rule(part: str) -> tuple[set[str], set[str]] | None:
 
 def _counts(paper: Paper, rules: list[tuple[set[str], set[str]]]) -> bool:
     text = f"{paper.title}\n{paper.abstract}"
-    stems, written = term_parts(text), _words(text)
+    stems, written = term_parts(text), written_words(text)
     return any(topic <= stems and short <= written for topic, short in rules)
-
-
-def acronyms(sentence: str) -> set[str]:
-    """Two-letter acronyms of the topic ("RL", "KV"), which are no terms: matched as written."""
-    return {w for w in _words(sentence) if len(w) == 2 and w.isupper() and w.isalpha()}
-
-
-def _words(text: str) -> set[str]:
-    return set("".join(c if c.isalnum() else " " for c in text).split())
 
 
 def as_written(topic: set[str], english: str) -> list[str]:

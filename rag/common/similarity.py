@@ -130,6 +130,17 @@ def written_terms(text: str) -> dict[str, str]:
     return found
 
 
+def written_words(text: str) -> set[str]:
+    """The words of `text` as written (letters and digits, case kept)."""
+    return set("".join(c if c.isalnum() else " " for c in text).split())
+
+
+def acronyms(text: str) -> set[str]:
+    """Two-letter acronyms written in capitals ("RL", "KV"): too short to be terms, so a topic
+    made of one is matched as written."""
+    return {w for w in written_words(text) if len(w) == 2 and w.isupper() and w.isalpha()}
+
+
 def term_parts(text: str) -> set[str]:
     """`terms(text)` plus the parts of hyphenated terms ("surface-code": "surface", "code")."""
     found = terms(text)

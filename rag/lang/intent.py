@@ -21,7 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rag.common.similarity import STOPWORDS, terms
+from rag.common.similarity import STOPWORDS, acronyms, terms
 from rag.lang.gloss import english_query, language
 from rag.lang.question_kind import (
     is_list_request,
@@ -401,16 +401,18 @@ _PUNCTUATION = "\"'“”‘’.,;:!?()[]"  # around a word, not of it
 def spelled_acronyms(text: str) -> str:
     """A question whose only topic is a two-letter acronym, which is no search term ("orals on
     RL"), with the acronym spelled out after it (`acronyms`: "RL (reinforcement learning)")."""
-    if terms(text) - frozenset(terms(" ".join(words()["words"]["count_frame"]))):
-        return text
     spelled = words()["acronyms"]
-    return _TWO_CAPITALS.sub(
-        lambda m: f"{m.group()} ({spelled[m.group()]})" if m.group() in spelled else m.group(),
-        text,
+    found = sorted(acronyms(text) & spelled.keys())
+    if not found or terms(text) - count_frame_terms():
+        return text
+    return re.sub(
+        rf"\b({'|'.join(found)})\b", lambda m: f"{m.group()} ({spelled[m.group()]})", text
     )
 
 
-_TWO_CAPITALS = re.compile(r"\b[A-Z]{2}\b")
+@cache
+def count_frame_terms() -> frozenset[str]:  # "how many papers", "any": no topic
+    return frozenset(terms(" ".join(words()["words"]["count_frame"])))
 
 
 def _bare(word: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from rag.common.similarity import terms
+from rag.common.similarity import acronyms, terms
 from rag.lang import pointers_zh as zh
 from rag.lang.gloss import english_query, ordinary
 from rag.lang.intent import asks_comparison, phrase_pattern
@@ -293,11 +293,8 @@ is_comparison = asks_comparison  # "compare the first two", "how do they differ?
 def topic_terms(question: str) -> set[str]:
     """Content words of a follow-up beyond the words that point and frame it, and the
     two-letter acronyms it writes in capitals, which are no terms ("orals on RL")."""
-    short = {w.lower() for w in _ACRONYM.findall(question)}
+    short = {w.lower() for w in acronyms(question)}
     return ({t for t in terms(question) if not t.isdigit()} | short) - _frame_terms()
-
-
-_ACRONYM = re.compile(r"\b[A-Z]{2}\b")
 
 
 @cache
@@ -324,16 +321,16 @@ def short_follow_up(text: str) -> bool:
 def asks_more_like(text: str) -> bool:
     """ "more like that", "anything similar?", "类似的论文还有吗": more papers like those meant,
     and no topic of its own ("anything similar for video?" has one)."""
-    if not phrase_pattern(tuple(_words("more_like"))).search(text):
+    if not phrase_pattern(tuple(intent_words()["words"]["more_like"])).search(text):
         return False
     if zh.has_han(text):  # "找几篇和第一篇类似的": short, and no subject of its own
         return len(text) <= MAX_CHINESE_FOLLOW_UP and not latin_subject(text)
-    asked = text
-    return short_follow_up(asked) and topic_terms(asked) <= terms(" ".join(_words("more_like")))
+    return short_follow_up(text) and topic_terms(text) <= _like_terms()
 
 
-def _words(key: str) -> list[str]:
-    return list(intent_words()["words"][key])
+@cache
+def _like_terms() -> frozenset[str]:
+    return frozenset(terms(" ".join(intent_words()["words"]["more_like"])))
 
 
 def which_about(text: str, focus: str) -> str:

@@ -12,18 +12,14 @@ threshold.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass
 
-from rag.common.similarity import terms
+from rag.common.similarity import acronyms, terms, written_words
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import GlossUnit, english_query, gloss_units, language
 from rag.retrieval.calibration import MINILM, Calibration
 from rag.types import RetrievedPaper
-
-_ACRONYM = re.compile(r"\b[A-Z]{2}\b")
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -93,10 +89,10 @@ class Relevance:
         a Chinese question the gloss) that its title and abstract contain."""
         keyword = self.index.keyword_index()
         wanted = terms(english_query(query))
-        if not wanted and (short := set(_ACRONYM.findall(query))):
+        if not wanted and (short := acronyms(query)):
             # "orals on RL": a two-letter acronym is no term; the share of those written
             return [
-                len(short & set(_WORD.findall(f"{r.paper.title}\n{r.paper.abstract}"))) / len(short)
+                len(short & written_words(f"{r.paper.title}\n{r.paper.abstract}")) / len(short)
                 for r in results
             ]
         total = sum(keyword.idf(t) for t in wanted)
