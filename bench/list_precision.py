@@ -3,6 +3,7 @@
     python -m bench.list_precision --index DIR [--questions data/eval/list_questions.jsonl]
     python -m bench.list_precision --index DIR --tiers
     python -m bench.list_precision --index DIR --gold read
+    python -m bench.list_precision --index DIR --fit
 
 
 For each question, at 5 and 10 sources: precision = cited gold papers / cited papers, recall =
@@ -22,6 +23,12 @@ X" does, where its gold set holds papers of that tier; gold is the set's papers 
 It compares the judge that weighs the subject by the papers found without the filter
 (`leaders`, as the answer runs) with one that weighs it by the filtered candidates alone.
 
+`--fit` asks how far any rule over the offline judge's signals could go: per candidate of the
+20 checked, its relevance, its share of the subject's terms, its subject cosine and the gap to
+the best, its rank and whether it clears the threshold; a logistic regression fitted on the tune
+half's candidates (gold: the rule-made sets) keeps those above a probability, the first always,
+up to 10, and the probability is swept. It scores the judge's choice, not the written answer.
+
 The questions have no split field, so they are split by id: the odd-numbered ids (list-001,
 list-003, ...) are the tune half the constants are fitted on (the most precise at 10 with
 R@10 >= 0.80 there), the even-numbered ones are held out and reported apart.
@@ -38,8 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from rag.answer.judge import Judge, Verdict
+from rag.answer.list_cut import subject_closeness, subject_shares
 from rag.answer.pipeline import Assistant, answer, open_assistant
-from rag.lang.intent import Intent
+from rag.lang.intent import Intent, understand
 from rag.settings import get_settings
 from rag.types import Filters, RetrievedPaper
 
@@ -160,6 +168,63 @@ def tier_runs(assistant: Assistant, rows: list[dict[str, Any]]) -> None:
             print(f"{chosen:<9} {label:<34} {halves[0]}   | {halves[1]}   ({len(asked)} questions)")
 
 
+def signals(assistant: Assistant, question: str) -> tuple[list[str], list[list[float]]]:
+    """The ids of the 20 candidates the judge checks for `question`, and their signals."""
+    retriever, c = assistant.retriever, assistant.retriever.calibration
+    intent = understand(question)
+    found = retriever.search(intent.search, k=c.list_pool)
+    scores = retriever.paper_relevance(intent.focus or intent.search, found)
+    idf = retriever.index.keyword_index().idf
+    shares = subject_shares(intent.subject, found, idf, c.list_lead)
+    close = subject_closeness(intent.subject, found, assistant.judge.embeddings)  # type: ignore[attr-defined]
+    best_score, best_close = max(scores), max(close)
+    rows = [
+        [
+            score,
+            score - best_score,
+            share,
+            near,
+            near - best_close,
+            n / len(found),
+            float(score >= retriever.threshold),
+        ]
+        for n, (score, share, near) in enumerate(zip(scores, shares, close, strict=True))
+    ]
+    return [r.paper.id for r in found], rows
+
+
+def fit_runs(assistant: Assistant, rows: list[dict[str, Any]]) -> None:
+    """P@10 / R@10 of a logistic regression over the judge's signals, fitted on the tune half."""
+    from sklearn.linear_model import LogisticRegression
+
+    found = [signals(assistant, row["question"]) for row in rows]
+    x = [v for (_, vs), row in zip(found, rows, strict=True) if tuned(row) for v in vs]
+    y = [
+        i in row["gold_ids"]
+        for (ids, _), row in zip(found, rows, strict=True)
+        if tuned(row)
+        for i in ids
+    ]
+    model = LogisticRegression(max_iter=2000).fit(x, y)
+    print(f"{'kept above':<12} P@10  R@10   | P@10  R@10   | P@10  R@10 (tune | held-out | all)")
+    for bar in (0.2, 0.3, 0.4, 0.5, 0.6):
+        ten = []
+        for (ids, vs), row in zip(found, rows, strict=True):
+            p = model.predict_proba(vs)[:, 1]
+            kept = [i for n, (i, q) in enumerate(zip(ids, p, strict=True)) if n == 0 or q >= bar][
+                :10
+            ]
+            ten.append(score(set(kept), set(row["gold_ids"]), 10))
+        parts = []
+        for keep in (True, False, None):
+            pick = [
+                t for t, row in zip(ten, rows, strict=True) if keep is None or tuned(row) is keep
+            ]
+            p10, r10 = mean(pick)
+            parts.append(f"{100 * p10:5.1f} {100 * r10:5.1f}")
+        print(f"{bar:<12} {parts[0]}   | {parts[1]}   | {parts[2]}")
+
+
 def line(label: str, rows: list[dict[str, Any]], five: list[Pair], ten: list[Pair]) -> str:
     parts = []
     for keep in (True, False):
@@ -184,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the gold sets: made by each question's rule (gold_ids), or read (list_relevance)",
     )
     parser.add_argument("--tiers", action="store_true", help="under each tier filter")
+    parser.add_argument("--fit", action="store_true", help="a regression over the signals")
     args = parser.parse_args(argv)
     rows = [
         json.loads(text)
@@ -202,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         "list_lead": c.list_lead,
         "list_pool": c.list_pool,
     }
+    if args.fit:
+        fit_runs(assistant, rows)
+        return 0
     if args.tiers:
         print(f"{'':<44} P@10  R@10   | P@10  R@10 (tune | held-out)")
         tier_runs(assistant, rows)

@@ -83,3 +83,14 @@ def test_a_count_counts_its_own_topic_only(corpus: Assistant, question: str, rul
     )
     assert said.endswith(rule), said
     assert not result.answer.startswith(("0 ", "索引中的 3,716 篇论文里有 0 篇"))
+
+
+def test_a_count_counts_a_hyphenated_word_in_either_spelling(corpus: Assistant) -> None:
+    """Abstracts write "over-smoothing" and "oversmoothing": each spelling counted only its own."""
+    counted = []
+    for question in ("how many papers on over-smoothing?", "how many papers on oversmoothing?"):
+        text = answer(question, assistant=corpus).answer
+        assert "Bundle Neural Network for message diffusion on graphs" in text  # "over-smoothing"
+        assert "Prevent Oversmoothing in GNNs" in text
+        counted.append(int(text.split()[0]))
+    assert counted[0] == counted[1]

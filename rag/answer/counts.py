@@ -16,7 +16,7 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
 from rag.answer.records import record_line, records_cited
-from rag.common.similarity import acronyms, term_parts, terms, written_terms, written_words
+from rag.common.similarity import acronyms, held, term_parts, terms, written_terms, written_words
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, alternatives, count_frame_terms, words
 from rag.lang.messages import TIER_ZH, message, question_language
@@ -51,7 +51,7 @@ def _rule(part: str) -> tuple[set[str], set[str]] | None:
 def _counts(paper: Paper, rules: list[tuple[set[str], set[str]]]) -> bool:
     text = f"{paper.title}\n{paper.abstract}"
     stems, written = term_parts(text), written_words(text)
-    return any(topic <= stems and short <= written for topic, short in rules)
+    return any(held(topic, stems) == topic and short <= written for topic, short in rules)
 
 
 def as_written(topic: set[str], english: str) -> list[str]:

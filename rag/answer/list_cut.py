@@ -32,7 +32,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.support import spell_out
-from rag.common.similarity import terms, unit_rows
+from rag.common.similarity import held, terms, unit_rows
 from rag.index.papers import PaperIndex
 from rag.index.passages import sentences
 from rag.lang.gloss import english_query
@@ -92,15 +92,15 @@ def subject_shares(
     wanted = terms(subject)
 
     def holds(s: RetrievedPaper) -> set[str]:
-        return terms(f"{s.paper.title}\n{s.paper.abstract}") & wanted
+        return held(wanted, terms(f"{s.paper.title}\n{s.paper.abstract}"))
 
-    held = [holds(s) for s in sources]
-    leading = [holds(s) for s in leaders[:lead]] if leaders else held[:lead]
+    holding = [holds(s) for s in sources]
+    leading = [holds(s) for s in leaders[:lead]] if leaders else holding[:lead]
     weight = {
         t: idf(t) * sum(t in h for h in leading) / len(leading) if leading else 0.0 for t in wanted
     }
     total = sum(weight.values())
-    return [sum(weight[t] for t in h) / total if total else 0.0 for h in held]
+    return [sum(weight[t] for t in h) / total if total else 0.0 for h in holding]
 
 
 def listed(

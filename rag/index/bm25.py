@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import stat
 import sys
@@ -28,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from rag.common.atomic import atomic_write
 from rag.common.side_files import SideFileError, read_json, warn
-from rag.common.similarity import STOPWORDS, stemmer, term_parts, terms
+from rag.common.similarity import STOPWORDS, stem, stemmer, term_parts, terms
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -58,15 +59,37 @@ else:
     bm25s = _import_bm25s()
 
 # Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
-FORMAT = 3
+FORMAT = 4
 MAX_CACHE_BYTES = 1 << 30  # per file of a saved index (2,123 papers: about 2 MB in all)
 _STOPWORD_LIST = sorted(STOPWORDS)
 
 
-def _tokenize(texts: list[str]) -> Any:
-    """BM25's tokens: words of 2+ characters, through rag.common.similarity's stopwords and
-    stemmer."""
-    return bm25s.tokenize(texts, stopwords=_STOPWORD_LIST, stemmer=stemmer(), show_progress=False)
+_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
+
+def with_joined(text: str, written: Callable[[str], bool] | None = None) -> str:
+    """`text` and, after it, each hyphenated word written as one ("over-smoothing" ->
+    "oversmoothing"): abstracts write "pre-training" 198 times and "pretraining" 121, so
+    either spelling finds both (BM25 splits the hyphenated one into its parts, which stay).
+    `written`: which joined words to add (a question's: those some abstract writes so, or
+    "long-context" would count twice against "long context")."""
+    joined = [word.replace("-", "") for word in _HYPHENATED.findall(text)]
+    joined = [word for word in joined if written is None or written(word)]
+    return f"{text}\n{' '.join(joined)}" if joined else text
+
+
+def _tokenize(
+    texts: list[str], return_ids: bool = True, written: Callable[[str], bool] | None = None
+) -> Any:
+    """BM25's tokens: words of 2+ characters (hyphenated ones also joined, `with_joined`),
+    through rag.common.similarity's stopwords and stemmer."""
+    return bm25s.tokenize(
+        [with_joined(t, written) for t in texts],
+        return_ids=return_ids,
+        stopwords=_STOPWORD_LIST,
+        stemmer=stemmer(),
+        show_progress=False,
+    )
 
 
 @dataclass
@@ -109,7 +132,7 @@ class KeywordIndex:
         """(chunk id, BM25 score) of the best `n` chunks with a positive score."""
         if self.retriever is None or not query.strip():
             return []
-        tokens = _tokenize([query])
+        tokens = _tokenize([query], written=lambda word: stem(word.lower()) in self.term_counts)
         # A query of one content term is token id 0: test for no tokens, not for all-zero ids.
         if not tokens.vocab or len(tokens.ids[0]) == 0:
             return []
@@ -133,13 +156,7 @@ class KeywordIndex:
         scores = self.retriever.scores
         indices, indptr = np.asarray(scores["indices"]), np.asarray(scores["indptr"])
         rows = sorted(texts)
-        words = bm25s.tokenize(
-            [texts[i] for i in rows],
-            return_ids=False,
-            stopwords=_STOPWORD_LIST,
-            stemmer=stemmer(),
-            show_progress=False,
-        )
+        words = _tokenize([texts[i] for i in rows], return_ids=False)
         for row, tokens in zip(rows, words, strict=True):
             if any(t not in vocab for t in tokens if t):
                 return False

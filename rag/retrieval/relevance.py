@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from rag.common.similarity import acronyms, terms, written_words
+from rag.common.similarity import acronyms, held, terms, written_words
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import GlossUnit, english_query, gloss_units, language
 from rag.retrieval.calibration import MINILM, Calibration
@@ -98,7 +98,7 @@ class Relevance:
         total = sum(keyword.idf(t) for t in wanted)
         shares = []
         for r in results:
-            found = terms(f"{r.paper.title}\n{r.paper.abstract}") & wanted
+            found = held(wanted, terms(f"{r.paper.title}\n{r.paper.abstract}"))
             shares.append(sum(keyword.idf(t) for t in found) / total if total else 0.0)
         return shares
 
