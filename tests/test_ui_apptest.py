@@ -217,7 +217,7 @@ def test_filters_and_source_count_change_the_sources(app_env: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_chinese_answers_own_labels_are_chinese(app_env: Path) -> None:
+def test_a_chinese_answers_labels_and_buttons_are_chinese(app_env: Path) -> None:
     at = start()
     ask(at, "大语言模型是如何用基准来评测的？")
     answer = turns(at)[0].answer
@@ -226,11 +226,18 @@ def test_a_chinese_answers_own_labels_are_chinese(app_env: Path) -> None:
     assert "**来源** · 显示" in cards and "**Sources**" not in cards
     captions = " ".join(c.value for c in at.chat_message[1].caption)
     assert "回答者：" in captions and "编号以此列表为准" in captions
+    # and so are its buttons and cards (a session in Chromium found them English)
+    buttons = {b.label for b in at.chat_message[1].button}
+    assert "在地图上显示" in buttons and buttons & {"比较所引论文", "比较排名靠前的来源"}
+    assert not buttons & {"Show on map", "Compare the cited papers", "Compare the top sources"}
+    assert {e.label for e in at.chat_message[1].expander} == {"卡片"}
     ask(at, "有没有关于蛋白质折叠的古典音乐论文？")  # refused: its nearest papers, in Chinese
     assert turns(at)[1].answer is not None and turns(at)[1].answer.abstained
     assert "**最接近的论文（匹配度低）**" in " ".join(m.value for m in at.chat_message[3].markdown)
     ask(at, EVAL_QUESTION)  # an English question's labels stay English
     assert "**Sources** · " in " ".join(m.value for m in at.chat_message[5].markdown)
+    assert "Show on map" in {b.label for b in at.chat_message[5].button}
+    assert {e.label for e in at.chat_message[5].expander} == {"Card"}
 
 
 @pytest.mark.slow

@@ -172,10 +172,13 @@ def show_source(
     abstained: bool,
     assistant: Assistant | None,
     first: tuple[int, int] | None = None,
+    language: str = "en",
 ) -> None:
     """One line of the source list ([n] title, tier, link) and its card on demand: authors,
-    keywords, the abstract with the cited sentences highlighted, related papers."""
+    keywords, the abstract with the cited sentences highlighted, related papers; its labels
+    in the `language` of the question it answers."""
     paper = row.source.paper
+    said = MESSAGES[language]
     with st.container(key=f"card-{turn_index}-{row.n}"):
         # A refusal cites nothing, so its papers get no [n] anchor to link to.
         st.subheader(
@@ -183,16 +186,10 @@ def show_source(
         )
         st.markdown(source_facts(row, abstained, first))
         if row.supported is False:
-            st.warning(
-                "Not found in this abstract: no sentence of it supports the claim citing it.",
-                icon=":material/report:",
-            )
+            st.warning(said["page_unsupported"], icon=":material/report:")
         elif row.supported is None:
-            st.caption(
-                "Not checked against the abstract (the check reads English claims only): no "
-                "sentence is marked."
-            )
-        with st.expander("Card", expanded=False, icon=":material/article:"):
+            st.caption(said["page_unchecked"])
+        with st.expander(said["page_card"], expanded=False, icon=":material/article:"):
             details = card_details(paper)
             if details:
                 st.markdown(details)
@@ -205,7 +202,9 @@ def show_source(
             # Only where the reader is likely to go on from (a page of 15 sources would
             # otherwise carry 75 more buttons per answer).
             if row.cited or abstained:
-                papers_view.related_in_card(assistant, paper.id, f"{turn_index}-{row.n}")
+                papers_view.related_in_card(
+                    assistant, paper.id, f"{turn_index}-{row.n}", said["page_related"]
+                )
 
 
 def show_reply(
@@ -232,7 +231,8 @@ def show_reply(
     else:
         st.markdown(answer_markdown(answer, index))
     # The answer's own labels in its question's language (the fixed text of the answer is)
-    said = MESSAGES[question_language(answer.question)]
+    language = question_language(answer.question)
+    said = MESSAGES[language]
     notes = [said["page_answered_by"].format(model=escape_text(answer.model))]
     if answer.dropped_citations:
         notes.append(f"{answer.dropped_citations} citation(s) to no source were removed")
@@ -264,12 +264,13 @@ def show_reply(
     for row in rows:
         if answer.abstained or row not in repeats:
             first = first_seen.get(row.source.paper.id)
-            show_source(index, row, answer.abstained, assistant, first)
+            show_source(index, row, answer.abstained, assistant, first, language)
     if repeats and not answer.abstained:
         label = f"{len(repeats)} more retrieved, not cited, listed under an earlier answer"
         if st.toggle(label, key=f"repeats-{turn.id}"):
             for row in repeats:
-                show_source(index, row, False, assistant, first_seen.get(row.source.paper.id))
+                first = first_seen.get(row.source.paper.id)
+                show_source(index, row, False, assistant, first, language)
     papers_view.answer_tools(turn, index, assistant)
     show_feedback(turn, settings.ui.feedback_path)
 

@@ -21,6 +21,7 @@ from rag import (
     bibtex,
     compare_papers,
     own_macros,
+    question_language,
     related_papers,
 )
 from rag.errors import CompareError, StoreError
@@ -209,6 +210,7 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
     answer = turn.answer
     if answer is None or not answer.sources or assistant is None:
         return
+    said = MESSAGES[question_language(answer.question)]  # the labels in the question's language
     found = explorer(assistant, compute=False)
     cited, _ = highlight_of(answer)
     by_topic: dict[str, list[int]] = {}
@@ -218,7 +220,7 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
             by_topic.setdefault(topic.label, []).append(n)
     if by_topic:
         st.caption(
-            "Topics: "
+            said["page_topics"]
             + " · ".join(
                 f"{escape_text(label)} " + "".join(f"\\[{n}\\]" for n in ns)
                 for label, ns in by_topic.items()
@@ -226,11 +228,12 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         )
     papers = [s.paper for s in answer.sources if s.paper.id in cited]
     # With one paper cited, the top sources (there is nothing else to set it against).
-    label = MESSAGES["en"]["compare_cited" if len(papers) >= 2 else "compare_top"]
+    # The button asks its label: "比较所引论文" compares as "Compare the cited papers" does.
+    label = said["compare_cited" if len(papers) >= 2 else "compare_top"]
     comparable = not answer.abstained and len(answer.sources) >= 2  # low match: no table
     show, compare, download = st.columns(3)
     show.button(
-        "Show on map",
+        said["page_show_map"],
         key=f"show-map-{turn.id}",
         icon=":material/scatter_plot:",
         on_click=switch_to,
@@ -246,7 +249,7 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
         )
     if papers:
         download.download_button(
-            "Download BibTeX",
+            said["page_bibtex"],
             data=bibtex(papers),
             file_name=f"{VENUE.slug}-answer-{turn_index + 1}.bib",
             mime="application/x-bibtex",
@@ -274,7 +277,9 @@ def compared_in_answer(turn: Turn, answer: CitedAnswer, assistant: Assistant | N
     make_comparison(papers, assistant, turn.id, answer.compare)
 
 
-def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> None:
+def related_in_card(
+    assistant: Assistant | None, paper_id: str, key: str, label: str = "Related papers"
+) -> None:
     """The related papers inside a source card of the chat."""
     if assistant is None:
         return
@@ -283,7 +288,7 @@ def related_in_card(assistant: Assistant | None, paper_id: str, key: str) -> Non
     except (StoreError, OSError):
         return
     # A popover, not an expander: the card's one expander is its abstract.
-    with st.popover("Related papers", icon=":material/hub:"):
+    with st.popover(label, icon=":material/hub:"):
         show_related_compact(corpus, paper_id, key)
 
 

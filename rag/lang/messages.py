@@ -88,6 +88,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "page_closest": "**Closest papers, low match**",
         "page_ordinals": 'Numbers count in this list: "the second one" or "[2]" in your next '
         "question means [2] here; a paper shown earlier under another number says so.",
+        "page_card": "Card",
+        "page_related": "Related papers",
+        "page_unsupported": "Not found in this abstract: no sentence of it supports the claim "
+        "citing it.",
+        "page_unchecked": "Not checked against the abstract (the check reads English claims "
+        "only): no sentence is marked.",
+        "page_topics": "Topics: ",
+        "page_show_map": "Show on map",
+        "page_bibtex": "Download BibTeX",
         "about_some": "{n} of the {total} papers are about \u201c{topic}\u201d.",
         "about_none": "None of the {total} papers is about \u201c{topic}\u201d.",
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
@@ -162,6 +171,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "page_closest": "**最接近的论文（匹配度低）**",
         "page_ordinals": "编号以此列表为准：下一个问题里的“第二篇”或“[2]”指这里的 [2]；"
         "之前以其他编号出现过的论文会注明。",
+        "page_card": "卡片",
+        "page_related": "相关论文",
+        "page_unsupported": "摘要中找不到：摘要里没有一句话支持引用它的论断。",
+        "page_unchecked": "未与摘要核对（核对只读英文论断）：没有标出句子。",
+        "page_topics": "主题：",
+        "page_show_map": "在地图上显示",
+        "page_bibtex": "下载 BibTeX",
         "about_some": "{total} 篇论文中有 {n} 篇与\u201c{topic}\u201d相关。",
         "about_none": "{total} 篇论文中没有一篇与\u201c{topic}\u201d相关。",
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
