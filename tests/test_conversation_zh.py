@@ -48,6 +48,15 @@ def test_chinese_metadata_and_comparison() -> None:
     assert not is_comparison("what is new in the Differential Transformer?")
 
 
+@pytest.mark.parametrize("question", ["作者是谁？", "谁写的？", "作者有哪些？"])
+def test_a_bare_chinese_authors_question_asks_the_papers_just_shown(question: str) -> None:
+    """ "作者是谁？" read as "author writer" and was refused, where "who are the authors?" asks
+    the cited papers (a session in Chromium)."""
+    found = resolve(question, SOURCES, CITED)
+    assert found is not None and found.asks == ("authors",)
+    assert found.numbers == tuple(range(1, CITED + 1))
+
+
 def test_the_intent_says_once_whether_a_question_compares() -> None:
     """The judge reads `Intent.compare`, made from the same word list, not the question."""
     assert understand("How does FlexPrefill differ from MInference?").compare

@@ -151,12 +151,14 @@ def test_a_comparison_reads_in_the_order_of_its_numbers(app: str, browser: Any) 
 
 
 def test_an_author_list_tells_a_researcher_nothing_to_run(app: str, browser: Any) -> None:
-    """5. Tegmark's papers, all without an abstract: each line ends "`rag fetch openreview
-    ICLR.cc/2025/Conference` gets it", a shell command, its backticks shown as typed."""
+    """5. Tegmark's papers, all without an abstract: each line ended "`rag fetch openreview
+    ICLR.cc/2025/Conference` gets it", a shell command, its backticks shown as typed (and, in
+    words, a developer's command all the same, a later session found)."""
     page = open_page(browser, app)
     listed = ask(page, "Which papers did Max Tegmark co-author?", 0)
     text = listed.inner_text().replace("\u2060", "")
-    assert "`" not in text, text[:500]  # no raw Markdown; how to get it is said in words
+    assert "`" not in text, text[:500]  # no raw Markdown
+    assert "rag fetch" not in text and "OpenReview page" in text
     page.context.close()
 
 

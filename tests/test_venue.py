@@ -88,8 +88,9 @@ def test_texts_are_derived_from_the_record() -> None:
     assert '{"answers": [{"n": N, "reason": R}]}' in JUDGE_PROMPT  # the f-string kept its JSON
     assert MESSAGES["en"]["no_coverage"].startswith(f"No {VENUE.label} abstract")
     assert VENUE.label in MESSAGES["zh"]["no_coverage"]
-    fetch = f"rag fetch openreview {VENUE.openreview_id}"
-    assert f"{fetch} adds it" in MESSAGES["en"]["no_abstract"]
+    # A researcher in the page read "rag fetch openreview ..." as a developer's command.
+    assert "OpenReview page" in MESSAGES["en"]["no_abstract"]
+    assert "rag fetch" not in MESSAGES["en"]["no_abstract"] + MESSAGES["zh"]["no_abstract"]
     assert tier_of(f"{VENUE.label} Spotlight") == "Spotlight"
     assert without_venue(f"papers on RLHF at {VENUE.label}") == "papers on RLHF"
 
@@ -114,7 +115,7 @@ paper = Paper(id="abc", title="Scaling Things", abstract="x", authors=("Ada Love
 print(json.dumps({
     "prompt": SYSTEM_PROMPT.splitlines()[0],
     "message": MESSAGES["en"]["no_coverage"],
-    "message_zh": MESSAGES["zh"]["no_abstract"],
+    "message_zh": MESSAGES["zh"]["no_coverage"],
     "bibtex": bibtex([paper]),
     "tiers": list(TIERS),
     "tier": tier_of("TESTCONF 2031 Talk"),
@@ -133,7 +134,7 @@ def test_changing_the_record_changes_every_text() -> None:
     seen = json.loads(done.stdout)
     assert seen["prompt"].startswith("You answer questions about TESTCONF 2031 papers")
     assert seen["message"] == "No TESTCONF 2031 abstract in the index covers this question."
-    assert "rag fetch openreview TESTCONF.cc/2031/Conference" in seen["message_zh"]
+    assert "TESTCONF 2031" in seen["message_zh"]
     assert "booktitle = {The First Testing Conference}" in seen["bibtex"]
     assert "year = {2031}" in seen["bibtex"] and "lovelace2031scaling" in seen["bibtex"]
     assert seen["tiers"] == ["Talk", "Poster"] and seen["tier"] == "Talk"

@@ -74,8 +74,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         # The whole question seemed off-topic; its topic alone was searched (rag.answer.pipeline)
         "topic_searched": "Searched for the question's topic: \u201c{topic}\u201d.",
         "read_word": "\u201c{typed}\u201d as \u201c{meant}\u201d",
-        "no_abstract": "abstract not in the bundled corpus (its OpenReview page has it; "
-        f"rag fetch openreview {VENUE.openreview_id} adds it to the index)",
+        # A reader's words, not a command: the README says how to fetch the abstracts.
+        "no_abstract": "abstract not in the bundled corpus (its OpenReview page has it)",
         "title_record": "The index holds this paper's record only (title, decision, authors, "
         "link): its abstract is not in the bundled corpus, so nothing of its content can be "
         "quoted.",
@@ -159,8 +159,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "read_as": "已将{words}。",
         "topic_searched": "已按问题的主题检索：\u201c{topic}\u201d。",
         "read_word": "\u201c{typed}\u201d理解为\u201c{meant}\u201d",
-        "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面；"
-        f"rag fetch openreview {VENUE.openreview_id} 可将其加入索引）",
+        "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面）",
         "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
         "随附语料库中没有它的摘要，因此无法引用其内容。",
         "count": "索引中的 {total:,} 篇{which}论文里有 {n:,} 篇符合。",
