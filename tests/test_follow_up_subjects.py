@@ -301,3 +301,43 @@ def test_a_papers_main_result_named_by_its_author_is_answered_from_the_paper(
     assert any(c.quote in found.sources[0].paper.abstract for c in found.citations if c.quote)
     listed = Session(corpus).answer("papers by yi ren")
     assert listed.answer.startswith("Papers with Yi Ren")
+
+
+@pytest.mark.parametrize("rest", ["show me the other 4", "the rest?", "剩下的呢？"])
+def test_the_rest_of_a_persons_papers_lists_them_all(corpus: Assistant, rest: str) -> None:
+    """ "show me the other 4" after "The first 5 of 9 are listed" summarised the first 5 again
+    (a fourth session in Chromium)."""
+    session = Session(corpus)
+    first = session.answer("papers by Sergey Levine")
+    assert first.counted > len(first.sources) == 5
+    everything = session.answer(rest)
+    assert len(everything.citations) == len(everything.sources) == first.counted
+    assert {s.paper.id for s in first.sources} < {s.paper.id for s in everything.sources}
+
+
+def test_the_rest_of_a_list_shows_the_papers_judged_to_match(corpus: Assistant) -> None:
+    session = Session(corpus)
+    first = session.answer("What is new in speculative decoding?")
+    assert first.matched > len(first.sources)  # "checked 20, 8 match": 5 shown
+    more = session.answer("show me the rest")
+    assert len(more.sources) > len(first.sources)
+    assert {s.paper.id for s in first.sources} <= {s.paper.id for s in more.sources}
+    assert session.answer("compare all of them").compare  # not "the rest"
+
+
+@pytest.mark.parametrize(
+    ("person", "tier_question"),
+    [
+        ("papers by Yoshua Bengio", "which of these are orals?"),
+        ("Yoshua Bengio 的论文有哪些？", "哪些是口头报告（oral）论文？"),
+    ],
+)
+def test_a_tier_follow_up_after_a_persons_papers_asks_all_of_them(
+    corpus: Assistant, person: str, tier_question: str
+) -> None:
+    """ "哪些是口头报告？" after "12 papers, the first 5 listed" said none of the 5 is an Oral."""
+    session = Session(corpus)
+    listed = session.answer(person)
+    orals = session.answer(tier_question)
+    assert not orals.abstained
+    assert f"{listed.counted}" in orals.answer.splitlines()[0]  # "None of the 12 papers ..."

@@ -23,9 +23,13 @@ from rag.errors import AnswerError
 from rag.lang.gloss import english_query, language
 from rag.lang.pointers import (
     MAX_FOLLOW_UP_TOPIC_TERMS,
+    asks,
     asks_more_like,
     asks_only_aspects,
+    asks_rest,
+    is_comparison,
     named_before_pointer,
+    tier_asked,
     topic_terms,
 )
 from rag.lang.question_kind import (
@@ -74,6 +78,9 @@ class Earlier:
     shown: list[RetrievedPaper] = field(default_factory=list)
     cited: int = 0  # how many of them the previous answer cited (or compared)
     reference: Reference | None = None  # the ones this question means; None: a new search
+    # "which of these are orals?" after a list of more papers than it showed: the earlier
+    # question with this one, searched anew ("哪些是口头报告？" says no "these" to join by)
+    again: str = ""
 
     @property
     def papers(self) -> list[Paper]:
@@ -91,9 +98,12 @@ def earlier(text: str, previous: CitedAnswer | None, about: Paper | None) -> Ear
     if previous.compare:  # "compare them" again: the same papers
         cited = max(cited, *previous.compare)
     reference = resolve(text, [s.paper for s in shown], cited) if shown else None
+    again = ""
     if reference is not None and _asked_anew(text, reference, previous):
+        if reference.tier and previous.counted > len(shown):
+            again = f"{previous.standalone_question or previous.question} {text}"
         reference = None  # a new search, under the current filters and k
-    return Earlier(shown, cited, reference)
+    return Earlier(shown, cited, reference, again)
 
 
 def more_like(text: str, before: Earlier) -> tuple[str, frozenset[str]] | None:
@@ -108,6 +118,20 @@ def more_like(text: str, before: Earlier) -> tuple[str, frozenset[str]] | None:
 
 
 MAX_LIKE = 3  # papers whose titles make the search for more like them
+
+
+def rest_of(text: str, previous: CitedAnswer | None) -> tuple[str, int] | None:
+    """ "show me the other 4" after an answer that found more papers than it showed ("The
+    first 5 of 9 are listed", "7 match, 5 shown"): its question, to be asked again for all
+    it found, and how many; None for any other question."""
+    if previous is None or previous.abstained or previous.compare:
+        return None
+    found = max(previous.counted, previous.matched)
+    if found <= len(previous.sources) or not asks_rest(text):
+        return None
+    if is_comparison(text) or tier_asked(text) or asks(text):  # "compare all of them"
+        return None
+    return previous.standalone_question or previous.question, found
 
 
 def _asked_anew(text: str, reference: Reference, previous: CitedAnswer) -> bool:

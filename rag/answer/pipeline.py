@@ -38,6 +38,7 @@ from rag.answer.conversation import (
     earlier,
     more_like,
     question_text,
+    rest_of,
     standalone,
 )
 from rag.answer.counts import count_answer
@@ -127,10 +128,16 @@ def _prepare(
     # A follow-up's words as meant too ("secnd one?"): the index's spelling, as for a search.
     spelling = assistant.retriever.spelling()
     meant = spelling.text(text)
+    again = rest_of(meant, previous)
+    if again is not None:  # "show me the other 4": the earlier question, for all it found
+        text = meant = again[0]
+        k, previous = assistant.wanted(again[1], None), None
     before = earlier(meant, previous, about)
     like = more_like(meant, before)  # "more like that": a new search, by their titles
     if like is not None:
         searched, before = like[0], Earlier(before.shown, before.cited)
+    elif before.again:
+        searched = before.again
     elif before.reference is not None and assistant.chat_model is None:
         searched = text  # the papers are known: nothing to join or search
     else:

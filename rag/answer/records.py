@@ -139,8 +139,9 @@ def _person_answer(
     lines = _with_tiers(head, theirs, question)
     if total > len(theirs):
         lines += ["", message("by_person_more", question).format(k=len(theirs), n=total)]
-    # Their papers and nothing else.
-    return records_cited(turn, lines, theirs, assistant, rest=False)
+    # Their papers and nothing else; how many there are, for "show me the others" and "which
+    # of them are orals?" (asked again of all of them)
+    return records_cited(turn, lines, theirs, assistant, rest=False, counted=total)
 
 
 def _none_of_theirs(

@@ -294,23 +294,14 @@ def topic_terms(question: str) -> set[str]:
     """Content words of a follow-up beyond the words that point and frame it, and the
     two-letter acronyms it writes in capitals, which are no terms ("orals on RL")."""
     short = {w.lower() for w in acronyms(question)}
-    return ({t for t in terms(question) if not t.isdigit()} | short) - _frame_terms()
-
-
-@cache
-def _frame_terms() -> frozenset[str]:
-    return frozenset(terms(" ".join(intent_words()["words"]["follow_up_frame"])))
+    found = {t for t in terms(question) if not t.isdigit()} | short
+    return found - _word_terms("follow_up_frame")
 
 
 def asks_only_aspects(text: str) -> bool:
     """ "what datasets?", "any limitations?", "who are the authors?": a question (English, or a
     Chinese one's gloss) with no content word but what one asks of a paper (`paper_aspects`)."""
-    return topic_terms(text) <= _aspect_terms()
-
-
-@cache
-def _aspect_terms() -> frozenset[str]:
-    return frozenset(terms(" ".join(intent_words()["words"]["paper_aspects"])))
+    return topic_terms(text) <= _word_terms("paper_aspects")
 
 
 def short_follow_up(text: str) -> bool:
@@ -321,16 +312,25 @@ def short_follow_up(text: str) -> bool:
 def asks_more_like(text: str) -> bool:
     """ "more like that", "anything similar?", "类似的论文还有吗": more papers like those meant,
     and no topic of its own ("anything similar for video?" has one)."""
-    if not phrase_pattern(tuple(intent_words()["words"]["more_like"])).search(text):
+    return _asks_only(text, "more_like")
+
+
+def asks_rest(text: str) -> bool:
+    """ "show me the other 4", "剩下的呢": the papers an answer found beyond those it showed."""
+    return _asks_only(text, "rest")
+
+
+def _asks_only(text: str, key: str) -> bool:
+    if not phrase_pattern(tuple(intent_words()["words"][key])).search(text):
         return False
     if zh.has_han(text):  # "找几篇和第一篇类似的": short, and no subject of its own
         return len(text) <= MAX_CHINESE_FOLLOW_UP and not latin_subject(text)
-    return short_follow_up(text) and topic_terms(text) <= _like_terms()
+    return short_follow_up(text) and topic_terms(text) <= _word_terms(key)
 
 
 @cache
-def _like_terms() -> frozenset[str]:
-    return frozenset(terms(" ".join(intent_words()["words"]["more_like"])))
+def _word_terms(key: str) -> frozenset[str]:
+    return frozenset(terms(" ".join(intent_words()["words"][key])))
 
 
 def which_about(text: str, focus: str) -> str:
@@ -364,7 +364,7 @@ def latin_subject(text: str) -> bool:
 
 
 def _topical(english: str) -> bool:
-    return bool(topic_terms(english) - _aspect_terms())
+    return bool(topic_terms(english) - _word_terms("paper_aspects"))
 
 
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9\-]*")
@@ -416,11 +416,11 @@ def described(text: str) -> list[set[str]]:
     "efficient" or "large" alone name no paper (issue 20, item 9)."""
     found = []
     for match in _ABOUT.finditer(text):
-        wanted = terms(match.group(1)) - _frame_terms()
+        wanted = terms(match.group(1)) - _word_terms("follow_up_frame")
         if _distinctive(match.group(1)):
             found.append(wanted)
     for match in _THE_X_PAPER.finditer(text):
-        wanted = terms(match.group(1)) - _frame_terms()
+        wanted = terms(match.group(1)) - _word_terms("follow_up_frame")
         if wanted and _distinctive(match.group(1)):
             found.append(wanted)
     return found
@@ -440,5 +440,5 @@ _THE_X_PAPER = re.compile(
 
 def _distinctive(phrase: str) -> bool:
     """Two or more content words, or one that is not an ordinary English word."""
-    words = [w for w in NAME_WORDS.findall(phrase) if terms(w) - _frame_terms()]
+    words = [w for w in NAME_WORDS.findall(phrase) if terms(w) - _word_terms("follow_up_frame")]
     return len(words) >= 2 or any(not ordinary(w) for w in words)
