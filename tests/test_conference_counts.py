@@ -70,6 +70,9 @@ def test_a_hyphenated_word_counts_its_parts_and_the_rule_says_words_as_written(
         ("how many watermarking papers got accepted", ": watermarking."),  # "got" was a topic
         ("hey, roughly how many papers on RL this year?", ": RL."),  # two letters, no term
         ("我想知道：强化学习的论文有多少篇？谢谢！", "reinforcement, learning。"),
+        # "how many on X" said no noun of papers: summarised, not counted
+        ("and how many on sparse autoencoders overall?", ": sparse, autoencoders."),
+        ("how many are there about watermarking?", ": watermarking."),
         # 编辑 was glossed "edit, compile": 0 papers counted, 17 in English
         ("有多少篇关于知识编辑的论文？", "knowledge, editing。"),
         (

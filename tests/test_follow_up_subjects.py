@@ -341,3 +341,17 @@ def test_a_tier_follow_up_after_a_persons_papers_asks_all_of_them(
     orals = session.answer(tier_question)
     assert not orals.abstained
     assert f"{listed.counted}" in orals.answer.splitlines()[0]  # "None of the 12 papers ..."
+
+
+@pytest.mark.parametrize(
+    ("question", "count"),
+    [
+        ("how many on sparse autoencoders?", True),
+        ("and how many are there about SAEs?", True),
+        ("how many LoRA / parameter-efficient fine-tuning papers", True),
+        ("how many parameters does it have?", False),
+        ("how many GPUs did they train on?", False),
+    ],
+)
+def test_how_many_on_a_topic_counts_papers(question: str, count: bool) -> None:
+    assert read_question(question).count is count

@@ -240,9 +240,7 @@ def _number(text: str) -> int:
         said = alone.group(1) or alone.group(2) or alone.group(3)
     if said is None and (han := found.han.search(text)) is not None:
         said = han.group(1)
-    if said is None:
-        return 0
-    return int(said) if said.isdigit() else found.values[said.casefold()]
+    return 0 if said is None else int(said) if said.isdigit() else found.values[said.casefold()]
 
 
 def _opens_list(text: str) -> bool:
@@ -303,9 +301,11 @@ def _counts(text: str) -> bool:
         return False
     if _chinese(m.group()):
         return "篇" in text[m.start() : m.end() + 3] or "论文" in text or "paper" in text.casefold()
-    # the next four words ("how many LoRA / parameter-efficient fine-tuning papers": "/" is none)
-    following = [w for w in text[m.end() :].split() if re.search(r"\w", w)][:4]
-    return any(re.sub(r"[^\w]", "", w.casefold()) in words()["words"]["counted"] for w in following)
+    # the next words name what is counted ("how many LoRA papers") or open a topic ("... on X")
+    after = re.sub(r"[^\w\s]", "", text[m.end() :].casefold()).split()[:4]
+    said = [w for w in after if w not in ("are", "were", "is", "there")][:1]
+    table = words()["words"]
+    return bool({*after} & {*table["counted"]} or {*said} & {*table["count_topic"]})
 
 
 # Whether a person's papers or a paper's authors are asked for (`Asked.people`, `authors_of`)
