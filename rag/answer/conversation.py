@@ -100,7 +100,7 @@ def earlier(text: str, previous: CitedAnswer | None, about: Paper | None) -> Ear
     reference = resolve(text, [s.paper for s in shown], cited) if shown else None
     again = ""
     if reference is not None and _asked_anew(text, reference, previous):
-        if reference.tier and previous.counted > len(shown):
+        if _recounts(reference, previous):
             again = f"{previous.standalone_question or previous.question} {text}"
         reference = None  # a new search, under the current filters and k
     return Earlier(shown, cited, reference, again)
@@ -141,8 +141,13 @@ def _asked_anew(text: str, reference: Reference, previous: CitedAnswer) -> bool:
     again, of that tier)."""
     again = " ".join(text.split()) == " ".join(previous.question.split())
     again = again and not previous.compare  # "compare them" twice
-    recount = bool(reference.tier) and previous.counted > len(previous.sources)
-    return again or recount or (reference.how == "name" and is_list_request(text))
+    named = reference.how == "name" and is_list_request(text)
+    return again or _recounts(reference, previous) or named
+
+
+def _recounts(reference: Reference, previous: CitedAnswer) -> bool:
+    """A tier follow-up after an answer that found more papers than it showed."""
+    return bool(reference.tier) and previous.counted > len(previous.sources)
 
 
 def clean_history(history: History) -> list[tuple[str, str]]:
