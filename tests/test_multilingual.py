@@ -79,9 +79,9 @@ def test_unknown_words_of_a_chinese_question() -> None:
     def unknown(question: str) -> int:
         return unknown_words(question, gloss_units(question), counts)
 
-    # GPT-5 is in no text; "gpt" (of GPT-4) does not make it known, as it would in English.
+    # GPT-5 is in no text; "gpt" (of GPT-4) does not make it known, in either language.
     assert unknown("怎么用低秩适配微调 GPT-5？") == unknown("怎么用低秩适配微调 GPT-4？") + 1
-    assert keyword.unknown_terms("How do I fine-tune GPT-5 with LoRA?") == []
+    assert keyword.unknown_terms("How do I fine-tune GPT-5 with LoRA?") == ["gpt-5"]
     assert unknown("怎么用低秩适配微调 GPT-4？") == 0
     # 吉他 "guitar" and 和弦 "chord" are in neither text; 音频 "audio" and 录音 "recording" are.
     assert unknown(GUITAR) == 2

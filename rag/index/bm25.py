@@ -92,6 +92,14 @@ def _tokenize(
     )
 
 
+def _parts(term: str) -> set[str]:
+    """Where a term is known: itself, and the parts of a compound ("over-smoothing")."""
+    first, *rest = term.split("-")
+    if first.isalpha() and any(c.isdigit() for part in rest for c in part):
+        return {term}  # a versioned name
+    return {term, first, *rest}
+
+
 @dataclass
 class KeywordIndex:
     """BM25 over chunk texts; `chunk_ids[i]` and `paper_ids[i]` describe document i."""
@@ -121,11 +129,13 @@ class KeywordIndex:
         return math.log(1 + len(self.chunk_ids) / (1 + self.term_counts.get(term, 0)))
 
     def unknown_terms(self, query: str) -> list[str]:
-        """Content terms of `query` that no chunk contains (hyphenated words: no part)."""
+        """Content terms of `query` that no chunk contains (hyphenated words: no part). A
+        versioned name ("GPT-5", "Llama-4", "DeepSeek-R1") is a name, not a compound: known
+        only when some chunk writes it whole ("gpt" does not make GPT-5 known)."""
         return [
             t
             for t in sorted(terms(query))
-            if not any(self.term_counts.get(part) for part in {t, *t.split("-")} if part)
+            if not any(self.term_counts.get(part) for part in _parts(t) if part)
         ]
 
     def search(self, query: str, n: int) -> list[tuple[str, float]]:
