@@ -99,3 +99,14 @@ def test_a_count_counts_a_hyphenated_word_in_either_spelling(corpus: Assistant) 
         assert "Prevent Oversmoothing in GNNs" in text
         counted.append(int(text.split()[0]))
     assert counted[0] == counted[1]
+
+
+def test_a_topic_with_its_abbreviation_counts_papers_by_either_name(corpus: Assistant) -> None:
+    """ "sparse autoencoders (SAEs)" counted only papers that write all three words (7 of 11):
+    the abbreviation in brackets is another name of the topic, not one more word."""
+    bracketed = answer("how many papers on sparse autoencoders (SAEs)?", assistant=corpus).answer
+    spelled = answer("how many papers on sparse autoencoders?", assistant=corpus).answer
+    short = answer("how many papers on SAEs?", assistant=corpus).answer
+    assert "sparse, autoencoders; or saes" in bracketed.casefold()
+    counted = [int(text.split()[0]) for text in (bracketed, spelled, short)]
+    assert counted[0] >= max(counted[1:]) > 0

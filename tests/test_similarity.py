@@ -1,10 +1,11 @@
-"""rag.common.similarity: the one row normalisation and the one MMR (retriever, offline answer)."""
+"""rag.common.similarity: the one row normalisation, the one MMR (retriever, offline answer)
+and the abbreviations a text defines."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rag.common.similarity import mmr, unit_rows
+from rag.common.similarity import abbreviations, mmr, unit_rows
 
 
 def test_unit_rows_have_length_one_zero_rows_stay_zero_and_the_dtype_is_kept() -> None:
@@ -34,3 +35,19 @@ def test_mmr_skips_what_is_excluded_and_stops_when_nothing_is_left() -> None:
         return np.isin(group, group[chosen])
 
     assert mmr(matrix, relevance, k=4, lam=0.7, excluded=one_per_group) == [0, 2]
+
+
+def test_abbreviations_by_initials_and_in_a_question_by_letters_inside_words() -> None:
+    text = "Masked diffusion models (MDMs) and sparse autoencoders (SAEs) with LoRA (XYZ)."
+    assert abbreviations(text) == {
+        "MDMs": "Masked diffusion models",
+        "MDM": "Masked diffusion model",
+    }
+    loose = abbreviations(text, within_words=True)
+    assert loose["SAEs"] == "sparse autoencoders" and loose["MDMs"] == "Masked diffusion models"
+    assert "XYZ" not in loose
+    # the initials come first, so the shortest phrase whose letters fit does not win
+    pca = "We use Probabilistic Principal Component Analysis (PPCA) here."
+    assert abbreviations(pca, within_words=True)["PPCA"].startswith("Probabilistic")
+    # one word alone is no phrase for letters inside it ("optimization (OPT)")
+    assert abbreviations("by optimization (OPT).", within_words=True) == {}

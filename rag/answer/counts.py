@@ -16,7 +16,15 @@ from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
 from rag.answer.markers import inert_markers
 from rag.answer.records import record_line, records_cited
-from rag.common.similarity import acronyms, held, term_parts, terms, written_terms, written_words
+from rag.common.similarity import (
+    abbreviations,
+    acronyms,
+    held,
+    term_parts,
+    terms,
+    written_terms,
+    written_words,
+)
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, alternatives, count_frame_terms, words
 from rag.lang.messages import TIER_ZH, message, question_language
@@ -48,6 +56,15 @@ def _rule(part: str) -> tuple[set[str], set[str]] | None:
     return (topic, short) if topic or short else None
 
 
+def either_name(part: str) -> list[str]:
+    """A topic written with its abbreviation, by either name: "sparse autoencoders (SAEs)" ->
+    "sparse autoencoders", "SAEs" (a paper counts by either, as by "X or Y")."""
+    for short, full in abbreviations(part, within_words=True).items():
+        if (written := f"{full} ({short})") in part:
+            return [part.replace(written, full), part.replace(written, short)]
+    return [part]
+
+
 def _counts(paper: Paper, rules: list[tuple[set[str], set[str]]]) -> bool:
     text = f"{paper.title}\n{paper.abstract}"
     stems, written = term_parts(text), written_words(text)
@@ -66,7 +83,9 @@ def count_answer(
     """The count answer: of the papers on the question's topic, or of all (of a tier)."""
     sentence = count_sentence(asked.search)  # the one that asks how many
     # "tokenizer-free or byte-level models": a paper counts by either one's words
-    rules = [r for part in alternatives(sentence) if (r := _rule(part))]
+    rules = [
+        r for part in alternatives(sentence) for name in either_name(part) if (r := _rule(name))
+    ]
     english = english_query(sentence)
     question = turn.question
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of

@@ -29,7 +29,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
-from rag.common.similarity import lexical_scores, unit_rows
+from rag.common.similarity import abbreviations, lexical_scores, unit_rows
 from rag.index.passages import split_sentences
 from rag.index.shipped import StoredVectors
 from rag.lang.gloss import english_part, is_english
@@ -46,10 +46,6 @@ T = TypeVar("T")
 # contradictions that reuse the abstract's own words.
 # The support of a claim that is the abstract's sentence itself (an offline answer's quotes).
 VERBATIM_SUPPORT = 1.0 + MINILM.support_lexical_weight
-# "Masked diffusion models (MDMs)": the abbreviation in brackets, then up to 8 words before it
-# (found from the bracket back: a pattern that starts with the words tries every position).
-_DEFINED = re.compile(r"\s+\(([A-Z][A-Za-z0-9-]*[A-Z]s?)\)")
-_WORDS_BEFORE = re.compile(r"((?:[A-Za-z][\w-]*\s+){0,7}[A-Za-z][\w-]*)$")
 
 
 @dataclass(frozen=True)
@@ -239,31 +235,6 @@ def passage_scores(
 
 def _with_pairs(sentences: list[str]) -> list[str]:
     return sentences + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
-
-
-def abbreviations(abstract: str) -> dict[str, str]:
-    """Abbreviations the abstract defines, "Masked diffusion models (MDMs)" -> {"MDMs": ...}."""
-    found: dict[str, str] = {}
-    for match in _DEFINED.finditer(abstract):
-        start = max(0, match.start() - 400)
-        if start:  # from a word's start
-            start = abstract.find(" ", start, match.start()) + 1 or start
-        before = _WORDS_BEFORE.search(abstract, start, match.start())
-        if before is None:
-            continue
-        abbr = match.group(1)
-        letters = re.sub(r"[^A-Za-z]", "", abbr.removesuffix("s")).lower()
-        words = before.group(1).split()
-        for size in range(1, min(len(words), 8) + 1):
-            phrase = words[-size:]
-            initials = "".join(w[0] for w in phrase).lower()
-            parts = "".join(p[0] for w in phrase for p in w.split("-") if p).lower()
-            if letters in (initials, parts):
-                found[abbr] = " ".join(phrase)
-                if abbr.endswith("s") and phrase[-1].endswith("s"):
-                    found.setdefault(abbr[:-1], " ".join([*phrase[:-1], phrase[-1][:-1]]))
-                break
-    return found
 
 
 def spell_out(abstract: str, texts: Sequence[str]) -> list[str]:

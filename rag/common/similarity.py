@@ -178,3 +178,61 @@ def term_parts(text: str) -> set[str]:
     """`terms(text)` plus the parts of hyphenated terms ("surface-code": "surface", "code")."""
     found = terms(text)
     return found | {part for t in found if "-" in t for part in t.split("-") if part}
+
+
+# "Masked diffusion models (MDMs)": the abbreviation in brackets, then up to 8 words before it
+# (found from the bracket back: a pattern that starts with the words tries every position).
+_DEFINED = re.compile(r"\s+\(([A-Z][A-Za-z0-9-]*[A-Z]s?)\)")
+_WORDS_BEFORE = re.compile(r"((?:[A-Za-z][\w-]*\s+){0,7}[A-Za-z][\w-]*)$")
+
+
+def abbreviations(text: str, within_words: bool = False) -> dict[str, str]:
+    """Abbreviations the text defines, "Masked diffusion models (MDMs)" -> {"MDMs": ...}.
+
+    `within_words`: when no phrase's initials spell it, also letters inside its words, in
+    order ("sparse autoencoders (SAEs)", "low-rank adaptation (LoRA)"), for a question. The
+    abstracts' table leaves it off: their spelled-out sentences are what the shipped vectors
+    hold (rag.answer.support.embedded_texts).
+    """
+    found: dict[str, str] = {}
+    for match in _DEFINED.finditer(text):
+        start = max(0, match.start() - 400)
+        if start:  # from a word's start
+            start = text.find(" ", start, match.start()) + 1 or start
+        before = _WORDS_BEFORE.search(text, start, match.start())
+        if before is None:
+            continue
+        abbr = match.group(1)
+        letters = re.sub(r"[^A-Za-z]", "", abbr.removesuffix("s")).lower()
+        words = before.group(1).split()
+        phrases = [words[-size:] for size in range(1, min(len(words), 8) + 1)]
+        phrase = next((p for p in phrases if _initials(letters, p)), None)
+        if phrase is None and within_words:
+            phrase = next((p for p in phrases[1:] if _spells(letters, p)), None)
+        if phrase is not None:
+            found[abbr] = " ".join(phrase)
+            if abbr.endswith("s") and phrase[-1].endswith("s"):
+                found.setdefault(abbr[:-1], " ".join([*phrase[:-1], phrase[-1][:-1]]))
+    return found
+
+
+def _initials(letters: str, phrase: list[str]) -> bool:
+    """Whether `letters` are the initials of the phrase's words (or of their hyphen parts)."""
+    initials = "".join(w[0] for w in phrase).lower()
+    parts = "".join(p[0] for w in phrase for p in w.split("-") if p).lower()
+    return letters in (initials, parts)
+
+
+def _spells(letters: str, phrase: list[str]) -> bool:
+    """Whether each word gives `letters` its initial and perhaps more of its letters, in
+    order ("sae": "sparse autoencoders")."""
+    if not phrase:
+        return not letters
+    word = phrase[0].lower()
+    if not letters or letters[0] != word[0]:
+        return False
+    for end in range(1, len(letters) + 1):
+        rest = iter(word[1:])
+        if all(c in rest for c in letters[1:end]) and _spells(letters[end:], phrase[1:]):
+            return True
+    return False
