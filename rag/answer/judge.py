@@ -25,6 +25,7 @@ from rag.answer.list_cut import listed
 from rag.lang.intent import Intent
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import message
+from rag.lang.question_kind import quoted_title, titled
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
 from rag.types import Filters, RetrievedPaper
@@ -118,6 +119,12 @@ class OfflineJudge:
         # which papers are on web agents?"); the preamble was searched with it.
         judged_on = intent.focus or question
         scores = self.retriever.paper_relevance(judged_on, sources)
+        if intent.listing and intent.language != "en" and intent.subject:
+            # A Chinese list's subject is English (its gloss): each paper judged on English
+            # evidence too, not on the multilingual cosine of the Chinese question alone
+            english = [replace(s, multilingual=None) for s in sources]
+            by_subject = self.retriever.paper_relevance(intent.subject, english)
+            scores = [max(a, b) for a, b in zip(scores, by_subject, strict=True)]
         threshold = self.retriever.threshold
         if intent.listing:
             flags = listed(
@@ -153,11 +160,19 @@ class OfflineJudge:
             or (
                 intent.listing
                 and intent.subject != judged_on  # the same text was just judged
-                and self.retriever.is_relevant(intent.subject, sources)
+                and self.retriever.is_relevant(
+                    intent.subject, [replace(s, multilingual=None) for s in sources]
+                )
             )
         )
-        if intent.asked.presence and not (by_name or first.asked_by in ("name", "title")):
-            # "was the X paper at ICLR 2025?": only a paper it names or titles can say yes
+        if not (by_name or first.asked_by in ("name", "title")) and (
+            intent.asked.presence  # "was the X paper at ICLR 2025?": named or titled only
+            or (
+                (quoted := quoted_title(intent.question))
+                and not titled(quoted, first.paper.title)
+                and not self.retriever.titles.holds(quoted)
+            )  # "what does the paper 'Attention Is All You Need' say": no title holds it
+        ):
             return Verdict(judged, answers=False, by="offline", refusal="not_in_index")
         return Verdict(judged, answers=answers, by="offline", named=named)
 

@@ -168,13 +168,16 @@ def _prepare(
     judge = judge_for(assistant, budget)
     pool = max(assistant.retriever.calibration.list_pool, wanted)
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
-    candidates = assistant.retriever.search(intent.search, k=depth, filters=filters)
+    candidates = assistant.retriever.search(
+        intent.search, k=depth, filters=filters, read_names=like is None
+    )
     if like is not None:  # not the papers it asks for more like
         candidates = [c for c in candidates if c.paper.id not in like[1]]
     sources = candidates[:wanted]
     turn = Turn(question, intent.search, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
-    turn.result = record_answer(turn, intent.asked, assistant, filters)
+    if like is None:  # a search made of titles asks no record ("Markov" there is no person)
+        turn.result = record_answer(turn, intent.asked, assistant, filters)
     if turn.result is None and intent.kind == "count":  # "how many papers on Y": counted
         turn.result = count_answer(turn, intent.asked, filters, assistant)
     if turn.result is not None:

@@ -225,7 +225,14 @@ def _segmenter() -> object:
     tokenizer = jieba.Tokenizer()
     for term in GLOSSARY:
         tokenizer.add_word(term, freq=2_000_000)
+    for word in NOT_WORDS_ZH:
+        tokenizer.del_word(word)
     return tokenizer
+
+
+# jieba's words that a question almost always means as two: 中用 "useful" is 中 + 用 in
+# "蛋白质设计中用扩散模型的论文" ("in protein design, using diffusion models").
+NOT_WORDS_ZH = ("中用",)
 
 
 def segment(text: str) -> list[str]:

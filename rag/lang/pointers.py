@@ -140,7 +140,7 @@ _EXPLETIVE = re.compile(
 _TIER_WORD = re.compile(r"\b(orals?|spotlights?|posters?)\b", re.IGNORECASE)
 _ASKS = {
     "tier": re.compile(
-        r"\b(?:orals?|spotlights?|posters?|tier|accepted\s+as|acceptance|award)\b"
+        r"\b(?:orals?|spotlights?|posters?|tier|accepted|rejected|acceptance|award)\b"
         r"|\b(?:what|which)\s+(?:was\s+|is\s+)?(?:the\s+|its\s+)?decision\b"
         r"|\bdecision\s+(?:on|for|of)\s+(?:it|this|that|them|the\s+\w+\s+(?:one|paper))\b",
         re.I,
@@ -213,7 +213,9 @@ def whole_list(text: str, count: int, scope: tuple[int, ...]) -> Pointers:
     """ "all of them", "which of these", "the three papers", "compare them"; "both" in a short
     follow-up (the two cited papers; with one cited, the first two of the list)."""
     every = _ALL.search(text)
-    if every is not None:
+    # "... which papers study LLM agents for chemistry, and which of them release code?":
+    # after a question of its own, "them" is the papers it asks for, not the ones shown
+    if every is not None and short_follow_up(text[: every.start()]):
         word = next((g for g in every.groups() if g), None)
         numbers = list(scope[: _COUNTS[word.lower()]] if word else scope)
         return Pointers(numbers, "set", [every.span()])

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rag.common.similarity import STOPWORDS
+from rag.common.similarity import STOPWORDS, terms
 
 SUMMARY_REQUEST = re.compile(
     r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
@@ -370,3 +370,34 @@ def subject(question: str) -> str | None:
     if m:
         return (m.group("x") or m.group("y") or "").strip(" \"'“”「」《》")
     return None
+
+
+# A title in quotes: "...", “...”, '...' (not an apostrophe's), 《...》.
+_QUOTE = re.compile(
+    r'"([^"]{3,300})"|“([^”]{3,300})”|《([^》]{3,300})》'
+    r"|(?<![\w'])'([^']{3,300})'(?![\w'])"
+)
+_TITLE_WORDS = frozenset("paper papers titled called title 论文 文章".split())
+
+
+def quoted_title(question: str) -> str:
+    """The title a question quotes as a paper's ("what does the paper 'Attention Is All You
+    Need' say"): a quoted span of three words or more, in title case or beside "paper",
+    "titled", "论文"; else ""."""
+    for match in _QUOTE.finditer(question):
+        span = next(g for g in match.groups() if g)
+        words = span.split()
+        if len(words) < 3:
+            continue
+        near = question[: match.start()].split()[-2:] + question[match.end() :].split()[:2]
+        capitals = sum(w[:1].isupper() for w in words)
+        if capitals * 2 >= len(words) or {w.casefold().strip(",.?") for w in near} & _TITLE_WORDS:
+            return span
+    return ""
+
+
+def titled(quoted: str, title: str) -> bool:
+    """Whether `title` is the one quoted, perhaps from memory: its words, one in five
+    missed at most ("Attention Is All You Need" is not "Cross-Entropy Is All You Need")."""
+    wanted = terms(quoted)
+    return bool(wanted) and len(wanted - terms(title)) <= len(wanted) // 5

@@ -284,6 +284,7 @@ def _lower_case_names(question: str, first_names: frozenset[str]) -> list[Writte
         and b.group().islower()
         and question[a.end() : b.start()] == " "
         and a.group() in first_names
+        and a.group() not in STOPWORDS  # "the openreview link": "the" is no first name here
         and len(b.group()) >= 3
         and b.group() not in ordinary
         and b.group() not in frame

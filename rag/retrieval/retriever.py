@@ -59,8 +59,11 @@ class Retriever:
         filters: Filters | None = None,
         diverse: bool = False,
         mode: Mode = "hybrid",
+        read_names: bool = True,
     ) -> list[RetrievedPaper]:
-        """The `k` best papers for `query`, one entry per paper, best first."""
+        """The `k` best papers for `query`, one entry per paper, best first. `read_names`:
+        off for a search the assistant wrote of papers' titles ("more like these"), where a
+        name or an author's surname ("Markov") asks for no paper."""
         if k is None:
             k = self.settings.k
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
@@ -109,7 +112,7 @@ class Retriever:
         crosslingual_floor = min(crosslingual.values(), default=0.0)
         ranked = sorted(fused, key=lambda pid: -fused[pid])
         asked_by: dict[str, str] = {}  # why a paper leads, carried to the answer stage
-        if mode == "hybrid":  # a question that names a method: its paper first
+        if mode == "hybrid" and read_names:  # a question that names a method: its paper first
             match = self.names.named(original, keyword)
             if match is not None:  # a name two papers define: the one with an abstract first
                 ids = sorted(match.paper_ids, key=lambda pid: pid in records)

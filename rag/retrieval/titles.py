@@ -225,6 +225,11 @@ class TitleIndex:
                 best = (covered, held, self.ids[i])
         return [best[2]] if best else []
 
+    def holds(self, text: str) -> bool:
+        """Whether some title holds every word of `text` ("Attention Is All You Need": no)."""
+        said = title_words(title_text(text))
+        return bool(said) and bool(set.intersection(*(self.postings.get(w, set()) for w in said)))
+
     def quoted(self, question: str) -> list[str]:
         """The paper, with or without an abstract, whose title the question quotes: its
         opening words or a whole part of it, `PHRASE_WORDS` content words or more, in order,
@@ -415,6 +420,9 @@ class PaperTitles:
         """The title record `question` asks for by its title's words (`TitleIndex.asked`)."""
         keyword = keyword or self.index.keyword_index()
         return self.current(keyword).asked(question, keyword, person)
+
+    def holds(self, text: str) -> bool:  # `TitleIndex.holds`
+        return self.current(self.index.keyword_index()).holds(text)
 
     def quoted(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
         """The paper whose title `question` quotes (`TitleIndex.quoted`)."""

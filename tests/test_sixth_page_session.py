@@ -1,0 +1,91 @@
+"""Defects a researcher met in a sixth blind session in Chromium (questions written before any
+run, by someone who did not read the code), each asserted as the researcher expected it."""
+
+from __future__ import annotations
+
+from rag.answer.citations import CitedAnswer
+from rag.answer.pipeline import Assistant, answer
+
+SAFETY = "6Mxhg9PtDE"  # Safety Alignment Should be Made More Than Just a Few Tokens Deep
+CLIPPING = "03OkC0LKDD"  # Adaptive Gradient Clipping for Robust Federated Learning (Spotlight)
+LONG = (
+    "I'm working on a project at the intersection of machine learning and the physical "
+    "sciences. We have a big dataset of DFT calculations and experimental measurements and "
+    "want to use LLM-based agents that can plan experiments, call simulation tools, read the "
+    "literature and propose new candidate materials or molecules. Given all that context, "
+    "which ICLR 2025 papers study LLM agents for chemistry or materials discovery, and which "
+    "of them release code?"
+)
+
+
+def then(question: str, previous: CitedAnswer, assistant: Assistant) -> CitedAnswer:
+    history = [
+        {"role": "user", "content": previous.question},
+        {"role": "assistant", "content": previous.answer},
+    ]
+    return answer(question, history, assistant=assistant, previous=previous)
+
+
+def test_more_like_this_is_a_search_not_an_author_in_a_title(corpus: Assistant) -> None:
+    """A title's "Markov" was read as the surname of the one author called Markov."""
+    first = answer("rl theory papers with regret bounds for linear mdps", assistant=corpus)
+    more = then("more like this", first, corpus)
+    assert not more.abstained and "among their authors" not in more.answer
+    shown = {c.paper_id for c in first.citations}
+    assert more.citations and not shown & {c.paper_id for c in more.citations}
+
+
+def test_the_authors_and_the_link_and_the_decision_of_the_paper_just_summarised(
+    corpus: Assistant,
+) -> None:
+    """ "the openreview" was read as a person's name ("The Openreview")."""
+    first = answer(
+        "summarize the safety alignment should be made more than just a few tokens deep paper",
+        assistant=corpus,
+    )
+    assert first.citations[0].paper_id == SAFETY
+    records = then("who are the authors and whats the openreview link", first, corpus)
+    assert f"https://openreview.net/forum?id={SAFETY}" in records.answer
+    assert "Peter Henderson" in records.answer and "Openreview among" not in records.answer
+    rejected = then("is it true this paper was rejected?", records, corpus)
+    assert "Accept (Oral)" in rejected.answer and not rejected.abstained
+
+
+def test_which_of_them_after_a_question_of_its_own_is_a_new_search(corpus: Assistant) -> None:
+    """ "which of them release code?" at the end of a long question took the previous answer's
+    federated-learning papers for "them"."""
+    first = answer("federated learning with differential privacy", assistant=corpus)
+    long = then(LONG, first, corpus)
+    assert "previous answer's sources" not in long.scope_note
+    assert not {c.paper_id for c in first.citations} & {c.paper_id for c in long.citations}
+
+
+def test_a_quoted_title_no_paper_has_is_said_to_be_absent(corpus: Assistant) -> None:
+    """It summarised "Cross-Entropy Is All You Need ..." for 'Attention Is All You Need'."""
+    absent = answer(
+        "what does the paper 'Attention Is All You Need' at iclr 2025 say", assistant=corpus
+    )
+    assert absent.abstained and absent.answer.startswith("No ICLR 2025 paper in the index has")
+    quoted = answer("what does the paper 'Not All Heads Matter' say", assistant=corpus)
+    assert not quoted.abstained and quoted.citations[0].paper_id == "FJFVmeXusW"
+    misquoted = answer(
+        "summarize 'Safety Alignment Should be Made More Than a Few Tokens Deep'",
+        assistant=corpus,
+    )
+    assert misquoted.citations[0].paper_id == SAFETY
+
+
+def test_a_chinese_count_reads_its_topic_as_the_english_one(corpus: Assistant) -> None:
+    """中用 ("useful") was one word of "蛋白质设计中用扩散模型": the count required "useful"."""
+    zh = answer("蛋白质设计中用扩散模型的论文有多少篇？", assistant=corpus).answer
+    en = answer("how many papers use diffusion models for protein design?", assistant=corpus)
+    assert "useful" not in zh
+    assert zh.split("有 ")[1].split(" 篇")[0] == en.answer.split()[0] != "0"
+
+
+def test_a_chinese_tier_list_finds_what_the_english_one_finds(corpus: Assistant) -> None:
+    """ "有没有联邦学习的spotlight论文" was refused, its answer listed as "closest"."""
+    zh = answer("有没有联邦学习的spotlight论文", assistant=corpus)
+    en = answer("federated learning spotlight papers", assistant=corpus)
+    assert not zh.abstained
+    assert CLIPPING in {c.paper_id for c in zh.citations} & {c.paper_id for c in en.citations}
