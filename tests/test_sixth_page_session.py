@@ -6,6 +6,7 @@ from __future__ import annotations
 from rag.answer.citations import CitedAnswer
 from rag.answer.pipeline import Assistant, answer
 
+FLEXPREFILL = "OfjIlbelrT"
 SAFETY = "6Mxhg9PtDE"  # Safety Alignment Should be Made More Than Just a Few Tokens Deep
 CLIPPING = "03OkC0LKDD"  # Adaptive Gradient Clipping for Robust Federated Learning (Spotlight)
 LONG = (
@@ -89,3 +90,34 @@ def test_a_chinese_tier_list_finds_what_the_english_one_finds(corpus: Assistant)
     en = answer("federated learning spotlight papers", assistant=corpus)
     assert not zh.abstained
     assert CLIPPING in {c.paper_id for c in zh.citations} & {c.paper_id for c in en.citations}
+
+
+def test_any_others_by_them_lists_the_authors_other_papers(corpus: Assistant) -> None:
+    """It summarised the same paper again."""
+    first = answer("explain FlexPrefill", assistant=corpus)
+    flex = corpus.retriever.index.get_papers([FLEXPREFILL])[FLEXPREFILL]
+    for question in ("any others by them?", "他们还有别的论文吗"):
+        others = then(question, first, corpus)
+        ids = [c.paper_id for c in others.citations]
+        assert ids and FLEXPREFILL not in ids, question
+        papers = corpus.retriever.index.get_papers(ids)
+        assert all(set(p.authors) & set(flex.authors) for p in papers.values()), question
+
+
+def test_is_there_code_is_answered_from_the_abstract(corpus: Assistant) -> None:
+    """It quoted three more sentences and did not say whether there is code."""
+    first = answer("explain FlexPrefill", assistant=corpus)
+    code = then("is there code for it", first, corpus)
+    assert "The abstract gives no code link" in code.answer
+    assert code.citations[0].paper_id == FLEXPREFILL
+
+
+def test_a_total_and_a_tier_are_both_counted(corpus: Assistant) -> None:
+    """ "how many accepted papers total ... and how many orals" gave the orals alone."""
+    both = answer(
+        "how many accepted papers total at iclr 2025 and how many orals", assistant=corpus
+    )
+    total = len(corpus.retriever.index.all_papers())
+    assert f"{total:,} papers" in both.answer and " Oral" in both.answer
+    orals = answer("how many orals are there in total", assistant=corpus)
+    assert f"{total:,}" not in orals.answer.splitlines()[0]

@@ -40,6 +40,10 @@ ASPECTS = {
         ),
         "no_evaluation",
     ),
+    "code": Aspect(
+        re.compile(r"\bcode\b|github|https?://|\bavailable\s+at\b|open[- ]?sourc\w*", re.I),
+        "no_code",
+    ),
     # Its own limits, not those of the prior work it sets out to fix ("To address these
     # limitations, we propose ...": most abstracts that say "limitations" mean those).
     "limitations": Aspect(

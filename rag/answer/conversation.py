@@ -26,6 +26,7 @@ from rag.lang.pointers import (
     asks,
     asks_more_like,
     asks_only_aspects,
+    asks_others_by,
     asks_rest,
     is_comparison,
     named_before_pointer,
@@ -120,6 +121,19 @@ def more_like(text: str, before: Earlier) -> tuple[str, frozenset[str]] | None:
 MAX_LIKE = 3  # papers whose titles make the search for more like them
 
 
+def their_authors(text: str, before: Earlier) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """ "any others by them?", "她还有别的论文吗": the authors of the papers meant (those all of
+    them share, when several are: after a person's papers, that person), and the ids of those
+    papers, which the answer leaves out; None for any other question."""
+    if not before.shown or not asks_others_by(text):
+        return None
+    meant = before.reference.numbers if before.reference else range(1, max(before.cited, 1) + 1)
+    papers = [before.shown[n - 1].paper for n in meant]
+    shared = set(papers[0].authors).intersection(*(p.authors for p in papers[1:]))
+    authors = tuple(a for a in papers[0].authors if a in shared)
+    return (authors, frozenset(p.id for p in papers)) if authors else None
+
+
 def rest_of(text: str, previous: CitedAnswer | None) -> tuple[str, int] | None:
     """ "show me the other 4" after an answer that found more papers than it showed ("The
     first 5 of 9 are listed", "7 match, 5 shown"): its question, to be asked again for all
@@ -127,7 +141,7 @@ def rest_of(text: str, previous: CitedAnswer | None) -> tuple[str, int] | None:
     if previous is None or previous.abstained or previous.compare:
         return None
     found = max(previous.counted, previous.matched)
-    if found <= len(previous.sources) or not asks_rest(text):
+    if found <= len(previous.sources) or not asks_rest(text) or asks_others_by(text):
         return None
     if is_comparison(text) or tier_asked(text) or asks(text):  # "compare all of them"
         return None

@@ -11,6 +11,7 @@ orals are there in total?") it counts the conference: all the papers (of that ti
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer
@@ -26,7 +27,7 @@ from rag.common.similarity import (
     written_words,
 )
 from rag.lang.gloss import english_query
-from rag.lang.intent import Asked, alternatives, count_frame_terms, words
+from rag.lang.intent import Asked, alternatives, count_frame_terms, phrase_pattern, words
 from rag.lang.messages import TIER_ZH, message, question_language
 from rag.types import TIERS, Filters, Paper, RetrievedPaper
 from rag.venue import VENUE
@@ -94,6 +95,15 @@ def count_answer(
     tiers = " / ".join(filters.tiers)
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
+    counts_twice = len(phrase_pattern(tuple(words()["words"]["count"])).findall(question)) > 1
+    if not rules and counts_twice and asked.tiers:
+        # "how many papers in total, and how many orals?": the conference by tier, the tier
+        # the question names among them (not the sidebar's, which still filters)
+        tiers = " / ".join(t for t in filters.tiers if t not in asked.tiers)
+        kept = Filters(tiers=[t for t in filters.tiers if t not in asked.tiers])
+        papers = [p for p in assistant.retriever.index.all_papers() if kept.accepts(p)]
+        which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
+        turn = replace(turn, scope_note="")  # no "filtered by the tier the question names"
     if not rules:  # "how many orals are there in total?": the conference
         lines = venue_count(papers, question, which, zh, by_tier=not tiers)  # no paper cited
         return records_cited(turn, lines, [], assistant, rest=False)

@@ -40,12 +40,18 @@ from rag.answer.conversation import (
     question_text,
     rest_of,
     standalone,
+    their_authors,
 )
 from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
 from rag.answer.judge import Judge, judged_on_topic, kept
 from rag.answer.model_judge import ModelJudge
-from rag.answer.records import question_filters, record_answer, title_records_answer
+from rag.answer.records import (
+    by_authors_answer,
+    question_filters,
+    record_answer,
+    title_records_answer,
+)
 from rag.answer.writer import refuse, write
 from rag.lang.intent import understand
 
@@ -133,6 +139,12 @@ def _prepare(
         text = meant = again[0]
         k, previous = assistant.wanted(again[1], None), None
     before = earlier(meant, previous, about)
+    theirs = their_authors(meant, before)
+    if theirs is not None:  # "any others by them?": their other papers, from the records
+        turn = Turn(question, meant, [], meant=meant)
+        turn.previous_papers = before.papers
+        turn.result = by_authors_answer(turn, *theirs, assistant, filters)
+        return turn
     like = more_like(meant, before)  # "more like that": a new search, by their titles
     if like is not None:
         searched, before = like[0], Earlier(before.shown, before.cited)

@@ -127,6 +127,47 @@ def title_records_answer(turn: Turn, assistant: Assistant) -> CitedAnswer | None
     return records_cited(turn, lines, meant, assistant)
 
 
+def by_authors_answer(
+    turn: Turn,
+    authors: tuple[str, ...],
+    left_out: frozenset[str],
+    assistant: Assistant,
+    filters: Filters | None = None,
+) -> CitedAnswer:
+    """ "any others by them?": the other papers of `authors` (those of the papers meant, which
+    `left_out` holds), under the filters, the ones closest to the question first."""
+    question, retriever = turn.question, assistant.retriever
+    people = retriever.people.current()
+    ids = [p for a in authors for p in people.papers.get(a, ()) if p not in left_out]
+    found = retriever.index.get_papers(list(dict.fromkeys(ids)))
+    theirs = [
+        RetrievedPaper(p, 0.0, 0.0) for p in found.values() if filters is None or filters.accepts(p)
+    ]
+    if not theirs:
+        lines = [message("by_authors_none", question).format(names=_named(authors))]
+        return records_cited(turn, lines, [], assistant, rest=False)
+    scores = retriever.paper_relevance(turn.standalone, theirs)  # "... on language models"
+    ranked = [s for _, s in sorted(zip(scores, theirs, strict=True), key=lambda p: -p[0])]
+    shown = ranked[: assistant.settings.retrieval.k]
+    zh = question_language(question) == "zh"
+    title = ", ".join(f"**{inert_markers(p.shown_title)}**" for p in _papers(turn, left_out))
+    lines = [message("by_authors", question).format(title=title, n=len(ranked)), ""]
+    for n, source in enumerate(shown, start=1):
+        shared = _named(tuple(a for a in authors if a in source.paper.authors))
+        by = message("shared_authors", question).format(names=shared)
+        lines.append(
+            record_line(n, source.paper, [record_fact(source.paper, "tier", zh), by], question)
+        )
+    if len(ranked) > len(shown):
+        lines += ["", message("by_person_more", question).format(k=len(shown), n=len(ranked))]
+    return records_cited(turn, lines, shown, assistant, rest=False, counted=len(ranked))
+
+
+def _papers(turn: Turn, ids: frozenset[str]) -> list[Paper]:
+    """The previous answer's papers among `ids`, in its order."""
+    return [p for p in turn.previous_papers if p.id in ids]
+
+
 def _person_answer(
     turn: Turn,
     theirs: list[RetrievedPaper],

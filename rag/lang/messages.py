@@ -28,6 +28,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_speed": "The abstract reports no speed figure.",
         "no_evaluation": "The abstract names no benchmark or evaluation.",
         "no_limitations": "The abstract states no limitation of its own.",
+        "no_code": "The abstract gives no code link; the paper's OpenReview page may.",
         "no_such_name": "No paper in the index is called {name}.",
         "closest_names": "The closest names in the index:",
         "Problem": "Problem",
@@ -55,6 +56,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         # Answers from the papers' records (rag.answer.records)
         "by_person": "Papers with {name} among their authors in the index ({n}), from the "
         "papers' author lists:",
+        "by_authors": "Other papers in the index by the authors of {title} ({n}), from the "
+        "papers' author lists:",
+        "by_authors_none": "No other paper in the index lists {names} among its authors.",
+        "shared_authors": "by {names}",
         "by_person_more": "The first {k} of {n} are listed (the sources setting); ask with a "
         "topic to narrow them.",
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
@@ -121,6 +126,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_speed": "摘要没有给出速度数据。",
         "no_evaluation": "摘要没有提到评测基准或实验。",
         "no_limitations": "摘要没有提到其自身的局限。",
+        "no_code": "摘要没有给出代码链接；可查看该论文的 OpenReview 页面。",
         "no_such_name": "索引中没有名为 {name} 的论文。",
         "closest_names": "索引中最接近的名称：",
         "Problem": "问题",
@@ -144,6 +150,9 @@ MESSAGES: dict[str, dict[str, str]] = {
             "上述 以上 所有 全部 排名靠前的 靠前的 的"
         ),
         "by_person": "索引中作者包括 {name} 的论文（{n} 篇，依据论文的作者列表）：",
+        "by_authors": "索引中 {title} 的作者的其他论文（{n} 篇，依据论文的作者列表）：",
+        "by_authors_none": "索引中没有其他论文的作者包括 {names}。",
+        "shared_authors": "作者：{names}",
         "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）；加上主题可以缩小范围。",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
         "no_author": "索引中没有任何论文的作者列表包含 {name}（作者列表只有姓名，没有单位）。",

@@ -312,9 +312,13 @@ def short_follow_up(text: str) -> bool:
 
 
 def asks_more_like(text: str) -> bool:
-    """ "more like that", "anything similar?", "类似的论文还有吗": more papers like those meant,
-    and no topic of its own ("anything similar for video?" has one)."""
+    """ "more like that", "类似的论文还有吗": more papers like those meant, no topic of its own."""
     return _asks_only(text, "more_like")
+
+
+def asks_others_by(text: str) -> bool:
+    """ "any others by them?", "他们还有别的论文吗": the other papers of the authors meant."""
+    return bool(phrase_pattern(tuple(intent_words()["words"]["others_by"])).search(text))
 
 
 def asks_rest(text: str) -> bool:

@@ -120,7 +120,7 @@ class Wants:
     results: bool  # what it found ("how much faster", "compare")
     evaluation: bool  # how it is evaluated: its benchmark and result sentences
     how_it_works: bool  # how a named method does something (not how well)
-    aspect: str  # one measurable thing asked of one paper: "speed", "evaluation" or ""
+    aspect: str  # one thing asked of one paper: "speed", "evaluation", "code", ... or ""
 
 
 # One measurable thing asked of a paper ("and how fast is it?", "how is it evaluated?",
@@ -140,6 +140,15 @@ _ASPECTS = (
             r"\bhow\s+(?:is|was|are|were)\s+(?:it|they|this|that|the\s+\w+)\s+(?:evaluated|tested"
             r"|measured|benchmarked)\b|\bwhat\s+(?:benchmarks?|datasets?)\b|\bevaluat\w*\s+on\b"
             r"|如何评估|怎么评估|评测|基准|数据集|哪些\s*(?:datasets?|benchmarks?)",
+            re.I,
+        ),
+    ),
+    (
+        "code",
+        re.compile(
+            r"\b(?:is\s+(?:there|the)\s+(?:any\s+)?code|code\s+(?:available|released|link|repo)"
+            r"|source\s+code|github|open[- ]?sourced?|(?:release|released|share|shared)\s+"
+            r"(?:the\s+|their\s+|its\s+)?code)\b|代码|开源|源码",
             re.I,
         ),
     ),
