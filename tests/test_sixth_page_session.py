@@ -121,3 +121,28 @@ def test_a_total_and_a_tier_are_both_counted(corpus: Assistant) -> None:
     assert f"{total:,} papers" in both.answer and " Oral" in both.answer
     orals = answer("how many orals are there in total", assistant=corpus)
     assert f"{total:,}" not in orals.answer.splitlines()[0]
+
+
+def test_a_comparison_of_two_named_papers_compares_those_two(corpus: Assistant) -> None:
+    """A third paper on "transformers" was summarised with them, and no table was offered."""
+    for question in (
+        "compare differential transformer with the forgetting transformer paper",
+        "FlexPrefill 和 SCBench 有什么区别？",
+    ):
+        result = answer(question, assistant=corpus)
+        assert result.compare == (1, 2), question
+        assert len({c.paper_id for c in result.citations}) == 2, question
+
+
+def test_compare_it_with_a_paper_not_shown_puts_the_two_side_by_side(corpus: Assistant) -> None:
+    """ "和 DPLM-2 比较一下" after Proteina summarised DPLM-2 alone; "compare it with SCBench"
+    after FlexPrefill summarised FlexPrefill alone."""
+    flex = answer("explain FlexPrefill", assistant=corpus)
+    both = then("compare it with SCBench", flex, corpus)
+    assert both.compare == (1, 2)
+    assert [c.paper_id for c in both.citations][:1] == [FLEXPREFILL]
+    assert len({c.paper_id for c in both.citations}) == 2
+    proteina = answer("Proteina 这篇是谁写的", assistant=corpus)
+    zh = then("和 DPLM-2 比较一下", proteina, corpus)
+    assert zh.compare == (1, 2) and zh.sources[0].paper.id == proteina.sources[0].paper.id
+    assert "DPLM-2" in zh.sources[1].paper.title

@@ -28,6 +28,7 @@ from rag.lang.pointers import (
     asks_only_aspects,
     asks_others_by,
     asks_rest,
+    compares_all,
     is_comparison,
     named_before_pointer,
     tier_asked,
@@ -132,6 +133,19 @@ def their_authors(text: str, before: Earlier) -> tuple[tuple[str, ...], frozense
     shared = set(papers[0].authors).intersection(*(p.authors for p in papers[1:]))
     authors = tuple(a for a in papers[0].authors if a in shared)
     return (authors, frozenset(p.id for p in papers)) if authors else None
+
+
+def compared_with(text: str, before: Earlier) -> RetrievedPaper | None:
+    """ "compare it with SCBench", "和 DPLM-2 比较一下": the shown paper to put beside the one
+    paper the question names (the one pointed at, else the first); None when it compares
+    several shown papers ("compare them", "the first two") or is no comparison."""
+    if not before.shown or not is_comparison(text) or compares_all(text):
+        return None
+    meant = before.reference.numbers if before.reference else ()
+    if len(meant) > 1:
+        return None
+    how = before.reference.how if before.reference else ""
+    return before.shown[meant[0] - 1 if meant and how in ("ordinal", "marker") else 0]
 
 
 def rest_of(text: str, previous: CitedAnswer | None) -> tuple[str, int] | None:

@@ -28,7 +28,7 @@ from rag.lang.messages import message
 from rag.lang.question_kind import quoted_title, titled
 from rag.retrieval.names import NameMatch
 from rag.retrieval.retriever import Retriever
-from rag.types import Filters, RetrievedPaper
+from rag.types import MAX_COMPARED, Filters, RetrievedPaper
 
 NAMED = "named in the question"
 ABOUT_SUBJECT = "about the list's subject"
@@ -143,6 +143,10 @@ class OfflineJudge:
         if by_name:  # the paper the question names leads, in any phrasing
             flags = (True, *flags[1:])
             reasons[0] = NAMED
+        if intent.compare and len(compared := compared_papers(sources)) >= 2:
+            # "compare X with the Y paper": the papers it names or titles, and no other
+            flags = tuple(n in compared for n in range(len(sources)))
+            reasons = [NAMED if f else ABOUT_NAMED for f in flags]
         if named is not None and about_it_alone(intent, named.name):
             # "How did the authors evaluate RobustKV?": that paper, not the topic around it;
             # another paper belongs only when the question names it too (retrieval says so).
@@ -175,6 +179,12 @@ class OfflineJudge:
         ):
             return Verdict(judged, answers=False, by="offline", refusal="not_in_index")
         return Verdict(judged, answers=answers, by="offline", named=named)
+
+
+def compared_papers(sources: Sequence[RetrievedPaper]) -> list[int]:
+    """The candidates a comparison names or titles (retrieval says so), by position; as many
+    as a comparison table shows."""
+    return [n for n, s in enumerate(sources) if s.asked_by in ("name", "title")][:MAX_COMPARED]
 
 
 def judged_on_topic(

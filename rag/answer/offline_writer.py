@@ -59,10 +59,11 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     asked = turn.meant or turn.question.strip()
     focus = asked if turn.standalone != asked else turn.standalone
     sources = turn.sources
-    if turn.reference is not None and turn.citable:
-        # Only the papers pointed at; "summarize the second one" asks for its summary.
+    if (turn.reference is not None or turn.compare) and turn.citable:
+        # Only the papers pointed at (or compared); "summarize the second one" asks for its
+        # summary.
         sources = turn.sources[: turn.citable]
-        focus = turn.reference.focus or focus
+        focus = (turn.reference.focus if turn.reference else "") or focus
         options = ExtractiveOptions(
             max_papers=len(sources),
             summary_papers=len(sources),

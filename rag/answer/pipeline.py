@@ -35,6 +35,7 @@ from rag.answer.conversation import (
     Earlier,
     History,
     clean_history,
+    compared_with,
     earlier,
     more_like,
     question_text,
@@ -44,7 +45,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
-from rag.answer.judge import Judge, judged_on_topic, kept
+from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept
 from rag.answer.model_judge import ModelJudge
 from rag.answer.records import (
     by_authors_answer,
@@ -145,6 +146,14 @@ def _prepare(
         turn.previous_papers = before.papers
         turn.result = by_authors_answer(turn, *theirs, assistant, filters)
         return turn
+    beside = compared_with(meant, before)
+    if beside is not None:  # "compare it with SCBench": the paper named, found by its name
+        found = assistant.retriever.search(meant, k=assistant.wanted(0, k))
+        other = next((s for s in found if s.asked_by and s.paper.id != beside.paper.id), None)
+        if other is not None:
+            turn = Turn(question, meant, [beside, other], meant=meant, compare=(1, 2), citable=2)
+            turn.previous_papers = before.papers
+            return turn
     like = more_like(meant, before)  # "more like that": a new search, by their titles
     if like is not None:
         searched, before = like[0], Earlier(before.shown, before.cited)
@@ -217,6 +226,11 @@ def _prepare(
         turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
     if not turn.verdict.answers:
         turn.result = refuse(turn, assistant)
+    elif intent.compare and len(named := compared_papers(turn.sources)) >= 2:
+        if named == list(range(len(named))):  # retrieval put them first, as it does
+            # "compare X with Y": those papers side by side, as "compare them" after a list
+            turn.compare = tuple(n + 1 for n in named)
+            turn.citable = len(named)
     return turn
 
 
