@@ -65,8 +65,8 @@ _PUBLIC = {
     "compare_papers": "rag.explore.compare",
     "MIN_COMPARED": "rag.explore.compare:MIN_PAPERS",
     "MAX_COMPARED": "rag.explore.compare:MAX_PAPERS",
-    "bibtex": "rag.explore.bibtex",
-    "authors_in_order": "rag.explore.bibtex",
+    "bibtex": "rag.corpus.bibtex",
+    "authors_in_order": "rag.corpus.bibtex",
     # The corpus, and fetching one
     "read_text": "rag.corpus.loaders",
     "MAX_ABSTRACT_CHARS": "rag.corpus.loaders",
@@ -166,6 +166,7 @@ if TYPE_CHECKING:
     from rag.common.latex import to_text as latex_to_text
     from rag.common.redact import display_url, redact
     from rag.common.side_files import has_surrogates, parse_json
+    from rag.corpus.bibtex import authors_in_order, bibtex
     from rag.corpus.loaders import MAX_ABSTRACT_CHARS, read_text
     from rag.corpus.openreview import (
         DEFAULT_API_URL as OPENREVIEW_API_URL,
@@ -181,7 +182,6 @@ if TYPE_CHECKING:
     from rag.evaluation.evaluate import run_eval
     from rag.evaluation.lists import load_list_questions
     from rag.evaluation.metrics import load_questions
-    from rag.explore.bibtex import authors_in_order, bibtex
     from rag.explore.compare import (
         MAX_PAPERS as MAX_COMPARED,
     )

@@ -9,8 +9,8 @@ import bibtexparser
 from bibtexparser import middlewares
 
 from rag.common.latex import to_text
+from rag.corpus.bibtex import BOOKTITLE, bibtex, citation_key
 from rag.corpus.loaders import load_papers
-from rag.explore.bibtex import BOOKTITLE, bibtex, citation_key
 from rag.types import Paper
 from tests.helpers import CORPUS_JSONL
 

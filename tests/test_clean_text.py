@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag.common.latex import to_text
-from rag.explore.bibtex import bibtex
+from rag.corpus.bibtex import bibtex
 from rag.explore.topicmap import Topic, TopicMap
 from rag.index.vectors import PaperVectors
 from rag.types import Paper
@@ -115,8 +115,7 @@ def test_a_backslash_before_punctuation_is_the_character_not_latex() -> None:
 def test_the_terminal_shows_the_same_text_as_the_page(capsys: pytest.CaptureFixture[str]) -> None:
     """`rag ask` and `rag compare` print what the page shows: a paper's own macro as its name,
     LaTeX as text; the exact quote stays in `--json`."""
-    from rag.answer.citations import CitedAnswer, cite
-    from rag.answer.support import Quote
+    from rag.answer.citations import CitedAnswer, Quote, cite
     from rag.cli.output import ranked_line, readable, say_answer
     from rag.types import RetrievedPaper
 

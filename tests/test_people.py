@@ -317,8 +317,7 @@ def test_a_tier_word_filters_like_the_sidebar_and_says_so(
 
 
 def test_the_chat_export_names_the_authors_and_marks_a_title_record() -> None:
-    from rag.answer.citations import CitedAnswer, cite
-    from rag.answer.support import Quote
+    from rag.answer.citations import CitedAnswer, Quote, cite
     from rag.types import RetrievedPaper
     from ui.export import chat_markdown
     from ui.render import Turn

@@ -3,7 +3,7 @@ item 8)."""
 
 from __future__ import annotations
 
-from rag.explore.bibtex import NO_ENTRY, bibtex
+from rag.corpus.bibtex import NO_ENTRY, bibtex
 from rag.types import Paper
 
 

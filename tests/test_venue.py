@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from rag.answer.prompts import JUDGE_PROMPT, REWRITE_PROMPT, SYSTEM_PROMPT
-from rag.explore.bibtex import BOOKTITLE, YEAR
+from rag.corpus.bibtex import BOOKTITLE, YEAR
 from rag.lang.intent import without_venue
 from rag.lang.messages import MESSAGES
 from rag.types import TIERS, tier_of
@@ -105,7 +105,7 @@ rag.venue.VENUE = dataclasses.replace(
 )
 from rag.answer.prompts import SYSTEM_PROMPT
 from rag.cli.main import build_parser
-from rag.explore.bibtex import bibtex
+from rag.corpus.bibtex import bibtex
 from rag.lang.intent import without_venue
 from rag.lang.messages import MESSAGES
 from rag.settings import StoreSettings

@@ -18,6 +18,7 @@ from rag import VENUE, authors_in_order, own_macros, parse_markers, redact
 from rag import latex_to_text as to_text
 from rag.errors import RagError
 from rag.types import TIERS, Paper
+from ui.code_blocks import code_blocks, fenced
 from ui.latex import display_form, plain_text
 from ui.texts import APP_CAPTION, APP_TITLE, ASK_PLACEHOLDER  # noqa: F401 (re-exported)
 from ui.uncited import marking, uncited_of
@@ -215,13 +216,19 @@ def answer_markdown(answer: CitedAnswer, turn_index: int) -> str:
         return " · ".join(p for p in parts if p) + f" — {said}"
 
     macros = own_macros((s.paper.title, s.paper.abstract) for s in answer.sources)
-    shown = link_markers(
-        answer.answer,
-        lambda n: f"#{card_anchor(turn_index, n)}" if n in quotes else None,
-        title=lambda n: title(n) if 1 <= n <= len(answer.sources) else quotes[n],
-        # A quote's \\ours is its paper's name when one source alone uses it; a sentence
-        # with no [n] is muted and badged "uncited" (ui.uncited).
-        escape=marking(lambda text: display_answer(text, macros), uncited_of(answer)),
+    escape = marking(lambda text: display_answer(text, macros), uncited_of(answer))
+    shown = "\n".join(
+        fenced(piece, language)
+        if language is not None  # a code block ("```bibtex"): inert as it is
+        else link_markers(
+            piece,
+            lambda n: f"#{card_anchor(turn_index, n)}" if n in quotes else None,
+            title=lambda n: title(n) if 1 <= n <= len(answer.sources) else quotes[n],
+            # A quote's \\ours is its paper's name when one source alone uses it; a
+            # sentence with no [n] is muted and badged "uncited" (ui.uncited).
+            escape=escape,
+        )
+        for piece, language in code_blocks(answer.answer)
     )
     # A source's own link written out (a record answer's "· https://openreview.net/...") is
     # a link, not text broken by the joiner that stops autolinks: copied, it must work.

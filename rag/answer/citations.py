@@ -1,4 +1,5 @@
-"""The answer as a typed value: `CitedAnswer`, its `Citation`s, and the numbering of its sources.
+"""The answer as a typed value: `CitedAnswer`, its `Citation`s and the `Quote`s they are made
+from, and the numbering of its sources.
 
 Apart from `rag.answer.pipeline` so that every path that builds an answer (the model's, the
 offline extractive one, a follow-up's metadata answer in `rag.answer.followup`) can share it
@@ -12,9 +13,36 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag.answer.markers import renumber, source_order
-from rag.answer.support import VERBATIM_SUPPORT, Quote
 from rag.index.passages import passages
+from rag.retrieval.calibration import MINILM
 from rag.types import Paper, RetrievedPaper
+
+# The support of a claim that is the abstract's sentence itself (an offline answer's quotes).
+VERBATIM_SUPPORT = 1.0 + MINILM.support_lexical_weight
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The sentence of source `n` that backs a claim, and how well (rag.answer.support)."""
+
+    n: int
+    paper_id: str
+    quote: str
+    similarity: float
+    # Its weakest claim against the abstract (the best of `passage_scores`); None: not
+    # measured, as the sentence model cannot read the claim (the floor holds for English and
+    # MiniLM only).
+    support: float | None = VERBATIM_SUPPORT
+    floor: float = field(default=MINILM.support_floor, repr=False)  # Calibration.support_floor
+    # A claim negates its nearest passage, or has a number the abstract does not
+    # (rag.answer.claim_check): not supported, whatever the similarity says.
+    contradicted: bool = False
+
+    @property
+    def supported(self) -> bool | None:
+        if self.support is None:
+            return None
+        return not self.contradicted and self.support >= self.floor
 
 
 @dataclass

@@ -8,14 +8,15 @@ only, and a question about their tier, link or authors is answered from their re
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import groupby
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.markers import inert_markers
 from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
-from rag.answer.support import Quote
+from rag.corpus.bibtex import bibtex
 from rag.lang.messages import TIER_ZH, message, question_language
 from rag.lang.pointers import is_comparison, which_about
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
@@ -175,12 +176,20 @@ def _metadata_answer(
         asks = ("tier", *[a for a in reference.asks if a != "tier"])
     else:
         asks = reference.asks
+    entries = "bibtex" in asks  # "give me the bibtex": each paper's line, then its entry
+    asks = tuple(a for a in asks if a != "bibtex") or ("tier",)
     quotes = []
     for n, source in enumerate(listed, start=1):
         paper = source.paper
         facts = " · ".join(record_fact(paper, ask, zh) for ask in asks)
         lines.append(f"- **{inert_markers(' '.join(paper.shown_title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
+    if entries:
+        lines += [
+            "",
+            message("bibtex", turn.question),
+            *fenced(bibtex([s.paper for s in listed]).strip()),
+        ]
     return numbered(
         CitedAnswer(
             question=turn.question,
@@ -197,6 +206,13 @@ def _metadata_answer(
 
 METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
 METADATA_HEADING_ZH = "以下信息来自索引中的论文记录（录用结果、链接、作者）："
+
+
+def fenced(text: str) -> list[str]:
+    """`text` as a code block whose fence no run of backticks in it can close."""
+    longest = max((len(list(run)) for c, run in groupby(text) if c == "`"), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}bibtex", text, fence]
 
 
 def _article(tier: str) -> str:

@@ -11,12 +11,11 @@ one, is not asked: the record is the answer.
 from __future__ import annotations
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
-from rag.answer.support import Quote
 from rag.lang.intent import TIER_CHOICE, Asked, read_question
 from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper

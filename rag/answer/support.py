@@ -21,12 +21,13 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from rag.answer.citations import Quote
 from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
 from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.similarity import abbreviations, lexical_scores, unit_rows
@@ -44,8 +45,6 @@ T = TypeVar("T")
 # that weight x the share of its rare terms, by corpus IDF, the passage contains) is below
 # Calibration.support_floor is "not found in the abstract". What the floor misses are
 # contradictions that reuse the abstract's own words.
-# The support of a claim that is the abstract's sentence itself (an offline answer's quotes).
-VERBATIM_SUPPORT = 1.0 + MINILM.support_lexical_weight
 
 
 @dataclass(frozen=True)
@@ -54,28 +53,6 @@ class Claim:
 
     text: str
     numbers: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Quote:
-    n: int
-    paper_id: str
-    quote: str
-    similarity: float
-    # Its weakest claim against the abstract (the best of `passage_scores`); None: not
-    # measured, as the sentence model cannot read the claim (the floor holds for English and
-    # MiniLM only).
-    support: float | None = VERBATIM_SUPPORT
-    floor: float = field(default=MINILM.support_floor, repr=False)  # Calibration.support_floor
-    # A claim negates its nearest passage, or has a number the abstract does not
-    # (rag.answer.claim_check): not supported, whatever the similarity says.
-    contradicted: bool = False
-
-    @property
-    def supported(self) -> bool | None:
-        if self.support is None:
-            return None
-        return not self.contradicted and self.support >= self.floor
 
 
 def claims(text: str) -> list[Claim]:

@@ -2,13 +2,12 @@
 
 "the second one", "2nd", "#2", "paper 3", "the first two", "the last one" (positions); "all of
 them", "both", "which of these" (the list); "that paper", "it", "they" (pronouns); a tier word
-("which of them are orals?"); what is asked of them (tier, link, authors); and the words a
-title names its paper by ("FlexPrefill: ...", "(MUSE)"). Pure text, no sources: which papers
-the pointers mean is resolved by `rag.answer.references`. Chinese: `rag.lang.pointers_zh`.
+("which of them are orals?"); what is asked of them (tier, link, authors, BibTeX); and the
+words a title names its paper by ("FlexPrefill: ...", "(MUSE)"). Pure text, no sources: which
+papers the pointers mean is resolved by `rag.answer.references`. Chinese: `pointers_zh`.
 
-Only phrasings that refer: "first-order methods", "the first paper to use diffusion", "Is it
-possible to ..." and a new question that merely mentions a tier ("Which oral papers study
-X?") point at nothing.
+Only phrasings that refer: "first-order methods", "the first paper to use X", "Is it possible
+to ...", and a new question that mentions a tier ("Which oral papers on X?") point at nothing.
 """
 
 from __future__ import annotations
@@ -155,6 +154,7 @@ _ASKS = {
         r"|by\s+whom|whose)\b",
         re.I,
     ),
+    "bibtex": re.compile(r"\b(?:bibtex|bib\s+entry|how\s+(?:do|should|to)\s+i\s+cite)\b", re.I),
 }
 MAX_FOLLOW_UP_TOPIC_TERMS = 4  # a pronoun follow-up asks about little new ("how fast is it?")
 MAX_CHINESE_FOLLOW_UP = 40  # characters: "总结一下第二篇", "其中哪些是口头报告？"
