@@ -231,6 +231,8 @@ def test_a_chinese_answers_labels_and_buttons_are_chinese(app_env: Path) -> None
     assert "在地图上显示" in buttons and buttons & {"比较所引论文", "比较排名靠前的来源"}
     assert not buttons & {"Show on map", "Compare the cited papers", "Compare the top sources"}
     assert {e.label for e in at.chat_message[1].expander} == {"卡片"}
+    # each source's line too ("cited", "retrieved, not cited" stayed English)
+    assert "**已引用**" in cards and "cited" not in cards.replace("uncited", "")
     ask(at, "有没有关于蛋白质折叠的古典音乐论文？")  # refused: its nearest papers, in Chinese
     assert turns(at)[1].answer is not None and turns(at)[1].answer.abstained
     assert "**最接近的论文（匹配度低）**" in " ".join(m.value for m in at.chat_message[3].markdown)

@@ -184,7 +184,7 @@ def show_source(
         st.subheader(
             source_line(row), anchor=False if abstained else card_anchor(turn_index, row.n)
         )
-        st.markdown(source_facts(row, abstained, first))
+        st.markdown(source_facts(row, abstained, first, said))
         if row.supported is False:
             st.warning(said["page_unsupported"], icon=":material/report:")
         elif row.supported is None:
@@ -266,7 +266,7 @@ def show_reply(
             first = first_seen.get(row.source.paper.id)
             show_source(index, row, answer.abstained, assistant, first, language)
     if repeats and not answer.abstained:
-        label = f"{len(repeats)} more retrieved, not cited, listed under an earlier answer"
+        label = MESSAGES[language]["page_repeats"].format(n=len(repeats))
         if st.toggle(label, key=f"repeats-{turn.id}"):
             for row in repeats:
                 first = first_seen.get(row.source.paper.id)

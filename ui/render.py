@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from rag import VENUE, authors_in_order, own_macros, parse_markers, redact
+from rag import MESSAGES, VENUE, authors_in_order, own_macros, parse_markers, redact
 from rag import latex_to_text as to_text
 from rag.errors import RagError
 from rag.types import TIERS, Paper
@@ -359,22 +359,25 @@ NO_ABSTRACT = "*abstract not in the bundled corpus: its OpenReview page has it*"
 
 
 def source_facts(
-    row: SourceRow, abstained: bool = False, first: tuple[int, int] | None = None
+    row: SourceRow,
+    abstained: bool = False,
+    first: tuple[int, int] | None = None,
+    said: Mapping[str, str] = MESSAGES["en"],
 ) -> str:
     """Tier badge, link, whether the answer cites it (or that it matched poorly), and the
-    number it was first shown with when that differs (`first_numbers`)."""
+    number it was first shown with when that differs (`first_numbers`), in `said`'s words."""
     paper = row.source.paper
     facts = paper_facts(paper)
     if not paper.has_abstract:
         facts.append(NO_ABSTRACT)
     if abstained:
-        facts.append("closest, low match")
+        facts.append(said["page_low_match"])
     elif row.cited:
-        facts.append("**cited**")
+        facts.append(said["page_cited"])
     else:
-        facts.append("retrieved, not cited")
+        facts.append(said["page_not_cited"])
     if first is not None and first[1] != row.n:
-        facts.append(f"first shown as \\[{first[1]}\\] in answer {first[0]}")
+        facts.append(said["page_first_shown"].format(n=first[1], k=first[0]))
     return " · ".join(facts)
 
 

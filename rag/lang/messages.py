@@ -95,6 +95,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "page_ordinals": 'Numbers count in this list: "the second one" or "[2]" in your next '
         "question means [2] here; a paper shown earlier under another number says so.",
         "page_card": "Card",
+        "page_cited": "**cited**",
+        "page_not_cited": "retrieved, not cited",
+        "page_low_match": "closest, low match",
+        "page_first_shown": "first shown as \\[{n}\\] in answer {k}",
+        "page_repeats": "{n} more retrieved, not cited, listed under an earlier answer",
         "page_related": "Related papers",
         "page_unsupported": "Not found in this abstract: no sentence of it supports the claim "
         "citing it.",
@@ -182,6 +187,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "page_ordinals": "编号以此列表为准：下一个问题里的“第二篇”或“[2]”指这里的 [2]；"
         "之前以其他编号出现过的论文会注明。",
         "page_card": "卡片",
+        "page_cited": "**已引用**",
+        "page_not_cited": "已检索，未引用",
+        "page_low_match": "最接近，匹配度低",
+        "page_first_shown": "首次出现在第 {k} 个回答中，编号 \\[{n}\\]",
+        "page_repeats": "另有 {n} 篇已检索但未引用的论文，已列在之前的回答下",
         "page_related": "相关论文",
         "page_unsupported": "摘要中找不到：摘要里没有一句话支持引用它的论断。",
         "page_unchecked": "未与摘要核对（核对只读英文论断）：没有标出句子。",
