@@ -146,3 +146,22 @@ def test_compare_it_with_a_paper_not_shown_puts_the_two_side_by_side(corpus: Ass
     zh = then("和 DPLM-2 比较一下", proteina, corpus)
     assert zh.compare == (1, 2) and zh.sources[0].paper.id == proteina.sources[0].paper.id
     assert "DPLM-2" in zh.sources[1].paper.title
+
+
+def test_others_by_them_after_a_comparison_reads_both_papers_authors(corpus: Assistant) -> None:
+    """After "compare it with SCBench" the two papers share no author: it summarised them again."""
+    flex = answer("explain FlexPrefill", assistant=corpus)
+    both = then("compare it with SCBench", flex, corpus)
+    others = then("any others by them?", both, corpus)
+    compared = {c.paper_id for c in both.citations}
+    ids = [c.paper_id for c in others.citations]
+    assert ids and not compared & set(ids) and others.answer.startswith("Other papers")
+
+
+def test_all_n_papers_by_a_person_is_a_new_question(corpus: Assistant) -> None:
+    """ "list all 9 papers by sergey levine" answered from the previous answer's graph papers."""
+    first = answer("gnn papers on oversquashing", assistant=corpus)
+    levine = then("list all 9 papers by sergey levine", first, corpus)
+    assert "previous answer's sources" not in levine.scope_note
+    assert "Sergey Levine" in levine.answer.splitlines()[0]
+    assert not {c.paper_id for c in first.citations} & {c.paper_id for c in levine.citations}

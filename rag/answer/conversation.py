@@ -131,7 +131,11 @@ def their_authors(text: str, before: Earlier) -> tuple[tuple[str, ...], frozense
     meant = before.reference.numbers if before.reference else range(1, max(before.cited, 1) + 1)
     papers = [before.shown[n - 1].paper for n in meant]
     shared = set(papers[0].authors).intersection(*(p.authors for p in papers[1:]))
-    authors = tuple(a for a in papers[0].authors if a in shared)
+    authors = (
+        tuple(a for a in papers[0].authors if a in shared)
+        if shared
+        else tuple(dict.fromkeys(a for p in papers for a in p.authors))  # two papers compared
+    )
     return (authors, frozenset(p.id for p in papers)) if authors else None
 
 

@@ -90,7 +90,7 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         numbers, how = list(scope) if len(scope) >= 2 else list(range(1, min(3, count) + 1)), "set"
     if not numbers:
         listed = read.whole_list(text, count, scope)
-        if listed.numbers:
+        if listed.numbers and not _described(text, *listed.spans[0]):
             numbers, how = listed.numbers, listed.how
             spans += listed.spans
         elif tier and read.only_tier(text):
@@ -125,6 +125,18 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         chosen = tuple(n for n in numbers if sources[n - 1].tier == tier)
         return Reference(chosen, "tier", tier, asks, read.focus(text, spans), tuple(numbers))
     return Reference(tuple(numbers), how, "", asks, read.focus(text, spans))
+
+
+def _described(text: str, start: int, end: int) -> bool:
+    """ "list all 9 papers by sergey levine": "all 9" of the papers a new question describes
+    (by an author, on a topic), not of the list shown; "all of them on speed" points."""
+    said = text[start:end].casefold().split()
+    if {"them", "these", "those", "above", "listed", "cited"} & set(said):
+        return False
+    after = text[end:].casefold().split()[:2]
+    if after[:1] and after[0] in ("papers", "paper", "works", "ones", "articles", "studies"):
+        after = after[1:]
+    return after[:1] in (["by"], ["on"], ["about"], ["from"], ["with"], ["in"], ["at"])
 
 
 def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:

@@ -61,8 +61,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "papers' author lists:",
         "by_authors_none": "No other paper in the index lists {names} among its authors.",
         "shared_authors": "by {names}",
-        "by_person_more": "The first {k} of {n} are listed (the sources setting); ask with a "
-        "topic to narrow them.",
+        "by_person_more": 'The first {k} of {n} are listed (the sources setting): ask "show '
+        'the rest" for all of them, or add a topic to narrow them.',
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
         "is {tiers}; their papers are:",
         "no_author": "No paper in the index lists {name} among its authors (the papers' "
@@ -160,7 +160,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "by_authors": "索引中 {title} 的作者的其他论文（{n} 篇，依据论文的作者列表）：",
         "by_authors_none": "索引中没有其他论文的作者包括 {names}。",
         "shared_authors": "作者：{names}",
-        "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）；加上主题可以缩小范围。",
+        "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）：问“剩下的呢”可列出全部，"
+        "加上主题可以缩小范围。",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
         "no_author": "索引中没有任何论文的作者列表包含 {name}（作者列表只有姓名，没有单位）。",
         "similar_authors": "索引中姓名相近的作者：",
