@@ -165,3 +165,18 @@ def test_all_n_papers_by_a_person_is_a_new_question(corpus: Assistant) -> None:
     assert "previous answer's sources" not in levine.scope_note
     assert "Sergey Levine" in levine.answer.splitlines()[0]
     assert not {c.paper_id for c in first.citations} & {c.paper_id for c in levine.citations}
+
+
+def test_review_scores_are_said_to_be_absent_not_summarised(corpus: Assistant) -> None:
+    """ "what were the reviewer scores for the differential transformer paper" quoted abstracts
+    about "attention scores"; the index holds no reviews."""
+    scores = answer(
+        "what were the reviewer scores for the differential transformer paper", assistant=corpus
+    )
+    assert "not reviews or scores" in scores.answer
+    assert [c.paper_id for c in scores.citations] == ["OvoCm1gGhN"]
+    flex = answer("explain FlexPrefill", assistant=corpus)
+    said = then("what did the reviewers say?", flex, corpus)
+    assert "not reviews or scores" in said.answer and said.citations[0].paper_id == FLEXPREFILL
+    code = answer("does FlexPrefill release code?", assistant=corpus)
+    assert "no code link" in code.answer and len({c.paper_id for c in code.citations}) == 1

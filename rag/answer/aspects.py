@@ -44,6 +44,8 @@ ASPECTS = {
         re.compile(r"\bcode\b|github|https?://|\bavailable\s+at\b|open[- ]?sourc\w*", re.I),
         "no_code",
     ),
+    # An abstract reports no review: the answer says the index holds none.
+    "reviews": Aspect(re.compile(r"\breviewers?\b", re.I), "no_reviews"),
     # Its own limits, not those of the prior work it sets out to fix ("To address these
     # limitations, we propose ...": most abstracts that say "limitations" mean those).
     "limitations": Aspect(

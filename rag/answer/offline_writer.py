@@ -81,8 +81,12 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     if named is not None and not named.whole_subject and wants(query).how_it_works:
         query = without_name(query, named.name)  # "How does X decide ...": the rest matters
     lang = question_language(turn.question)  # the heading and labels follow the question
-    aspect = wants(turn.question).aspect if turn.reference and not turn.compare else ""
+    aspect = wants(turn.question).aspect if not turn.compare else ""
+    if not turn.reference and not (named is not None and aspect in ("code", "reviews")):
+        aspect = ""  # of a paper named anew, what its records answer: code, reviews
     if aspect:  # "and how fast is it?": its speed sentence, or "reports none"
+        if not turn.reference and named is not None:  # "does FlexPrefill release code?"
+            sources = [s for s in sources if s.paper.id in named.paper_ids][:1]
         text, quotes = aspect_answer(ASPECTS[aspect], sources, lang)
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)

@@ -29,6 +29,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_evaluation": "The abstract names no benchmark or evaluation.",
         "no_limitations": "The abstract states no limitation of its own.",
         "no_code": "The abstract gives no code link; the paper's OpenReview page may.",
+        "no_reviews": "The index holds abstracts and decisions, not reviews or scores: the "
+        "paper's OpenReview page has them.",
         "bibtex": "BibTeX (the same as the Download BibTeX button's):",
         "no_such_name": "No paper in the index is called {name}.",
         "closest_names": "The closest names in the index:",
@@ -133,6 +135,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_evaluation": "摘要没有提到评测基准或实验。",
         "no_limitations": "摘要没有提到其自身的局限。",
         "no_code": "摘要没有给出代码链接；可查看该论文的 OpenReview 页面。",
+        "no_reviews": "索引只有摘要和录用结果，没有审稿意见或评分："
+        "可查看该论文的 OpenReview 页面。",
         "bibtex": "BibTeX（与“下载 BibTeX”按钮的内容相同）：",
         "no_such_name": "索引中没有名为 {name} 的论文。",
         "closest_names": "索引中最接近的名称：",

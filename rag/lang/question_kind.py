@@ -153,6 +153,14 @@ _ASPECTS = (
         ),
     ),
     (
+        "reviews",
+        re.compile(
+            r"\b(?:reviewers?|review\s+(?:scores?|ratings?|comments?)|ratings?|rebuttals?"
+            r"|meta-?reviews?|the\s+reviews)\b|审稿|评审意见|评分",
+            re.I,
+        ),
+    ),
+    (
         "limitations",
         re.compile(
             r"\b(?:limitations?|weakness(?:es)?|drawbacks?|shortcomings?|caveats?)\b"
