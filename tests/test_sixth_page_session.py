@@ -180,3 +180,19 @@ def test_review_scores_are_said_to_be_absent_not_summarised(corpus: Assistant) -
     assert "not reviews or scores" in said.answer and said.citations[0].paper_id == FLEXPREFILL
     code = answer("does FlexPrefill release code?", assistant=corpus)
     assert "no code link" in code.answer and len({c.paper_id for c in code.citations}) == 1
+
+
+def test_the_comparison_table_quotes_what_the_answer_above_it_quotes(corpus: Assistant) -> None:
+    """The table read its problem and approach sentences apart from the prose: the two
+    quoted different sentences for the same paper."""
+    from rag.explore.compare import compare_offline
+
+    result = answer("compare FlexPrefill and SCBench", assistant=corpus)
+    table = {r.aspect: r.cells for r in compare_offline([s.paper for s in result.sources[:2]]).rows}
+    labels = {"Problem": "problem", "Method": "approach", "Result": "results"}
+    said = [line for line in result.answer.splitlines() if line.startswith("- ")]
+    assert said
+    for line in said:
+        label, _, quoted = line[2:].partition(": ")
+        n = int(quoted.rsplit("[", 1)[1].rstrip("]"))
+        assert table[labels[label]][n - 1].quote == quoted.rsplit(" [", 1)[0], line

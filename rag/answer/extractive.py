@@ -345,6 +345,13 @@ def _summary(
     return _render(sources, groups, fixed)
 
 
+def summary_lines(title: str, abstract: str) -> dict[str, str]:
+    """The sentences the offline summary quotes of a paper, by label ("Problem", "Method",
+    "Result"), read without a question: the comparison table's rows quote the same ones."""
+    own = [Sentence(1, p, 0.0) for p in passages(abstract) if not p.noise]
+    return {label: s.text for s, label in _problem_method_result(own, _title_head(title))}
+
+
 def _title_head(title: str) -> str:
     """The name a title opens with ("Ward: Provable RAG ..." -> "Ward"), or ""."""
     head, colon, _ = title.partition(":")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag.answer.extractive import summary_lines
 from rag.answer.fence import defuse
 from rag.answer.markers import check_citations
 from rag.common.side_files import without_surrogates
@@ -214,7 +215,7 @@ def compare_papers(
 
 
 def compare_offline(papers: Sequence[Paper]) -> Comparison:
-    columns = [_pick_sentences(p.abstract) for p in papers]
+    columns = [_pick_sentences(p.title, p.abstract) for p in papers]
     rows = []
     for aspect, label in ASPECTS:
         cells = []
@@ -225,18 +226,26 @@ def compare_offline(papers: Sequence[Paper]) -> Comparison:
     return Comparison(list(papers), rows)
 
 
-def _pick_sentences(abstract: str) -> dict[str, str]:
-    """At most one sentence per aspect, each sentence in at most one aspect."""
+def _pick_sentences(title: str, abstract: str) -> dict[str, str]:
+    """At most one sentence per aspect, each sentence in at most one aspect: the problem,
+    approach and results the offline answer quotes above the table (one reader for both),
+    then the setting and limitations by their cues."""
     spans = split_sentences(abstract)
     texts = [abstract[s:e] for s, e in spans if not _NOISE.search(abstract[s:e])]
     if not texts:
         return {}
+    summary = summary_lines(title, abstract)
+    said = {"problem": "Problem", "approach": "Method", "results": "Result"}
     used: set[int] = set()
     picked: dict[str, int] = {}
+    for aspect, label in said.items():
+        if summary.get(label) in texts and (i := texts.index(summary[label])) not in used:
+            picked[aspect] = i
+            used.add(i)
 
     def take(aspect: str, candidates: list[int]) -> None:
         free = [i for i in candidates if i not in used]
-        if free:
+        if free and aspect not in picked:
             picked[aspect] = free[0]
             used.add(free[0])
 
