@@ -223,7 +223,9 @@ def tap_until_open(
             if last:
                 raise
             print(f"tap {attempt}: {gone}; back to the Map view")
-            page.locator('button[kind^="segmented_control"]', has_text="Map").click()
+            back = page.locator('button[kind^="segmented_control"]', has_text="Map")
+            if back.count():  # else the map is still shown, only redrawn: the next try waits
+                back.first.click(timeout=30_000)
             continue
         # Plotly's click selects the point its last hover found, and a hover is computed at
         # most every 50 ms: a click at once after a move (or a tap while the mouse rests on
