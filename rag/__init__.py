@@ -38,6 +38,7 @@ _PUBLIC = {
     "CitedAnswer": "rag.answer.citations",
     "Citation": "rag.answer.citations",
     "parse_markers": "rag.answer.markers",
+    "fenced": "rag.answer.markers",
     "uncited_sentences": "rag.answer.grounding",
     # The index: build it, follow a build, open it, search it
     "build_index": "rag.index.ingest",
@@ -123,6 +124,7 @@ __all__ = [
     "compare_papers",
     "default_fetch_out",
     "display_url",
+    "fenced",
     "fetch_venue",
     "format_eval_report",
     "get_settings",
@@ -159,7 +161,7 @@ __all__ = [
 if TYPE_CHECKING:
     from rag.answer.citations import Citation, CitedAnswer
     from rag.answer.grounding import uncited_sentences
-    from rag.answer.markers import parse_markers
+    from rag.answer.markers import fenced, parse_markers
     from rag.answer.pipeline import Assistant, open_assistant, stream_answer
     from rag.common.atomic import open_own
     from rag.common.latex import SELF_MACROS, own_macros, short_name

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import bibtexparser
 
+from rag import fenced
 from rag.answer.citations import CitedAnswer
 from rag.answer.pipeline import Assistant, answer
 from tests.test_sixth_page_session import then
-from ui.code_blocks import code_blocks, fenced
+from ui.code_blocks import code_blocks
 from ui.render import answer_markdown
 
 

@@ -7,8 +7,6 @@ close. A fence that is never closed is text, escaped like the rest.
 
 from __future__ import annotations
 
-from itertools import groupby
-
 
 def code_blocks(text: str) -> list[tuple[str, str | None]]:
     """`text` in pieces: (code, its language) for each closed fenced block, (text, None)
@@ -41,10 +39,3 @@ def code_blocks(text: str) -> list[tuple[str, str | None]]:
     if between:
         pieces.append(("\n".join(between), None))
     return pieces
-
-
-def fenced(code: str, language: str = "") -> str:
-    """`code` as a Markdown code block whose fence is longer than any backticks in it."""
-    longest = max((len(list(run)) for c, run in groupby(code) if c == "`"), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{code}\n{fence}"

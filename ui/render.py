@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from rag import MESSAGES, VENUE, authors_in_order, own_macros, parse_markers, redact
+from rag import MESSAGES, VENUE, authors_in_order, fenced, own_macros, parse_markers, redact
 from rag import latex_to_text as to_text
 from rag.errors import RagError
 from rag.types import TIERS, Paper
-from ui.code_blocks import code_blocks, fenced
+from ui.code_blocks import code_blocks
 from ui.latex import display_form, plain_text
 from ui.texts import APP_CAPTION, APP_TITLE, ASK_PLACEHOLDER  # noqa: F401 (re-exported)
 from ui.uncited import marking, uncited_of

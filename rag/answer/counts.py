@@ -89,21 +89,18 @@ def count_answer(
     ]
     english = english_query(sentence)
     question = turn.question
+    counts_twice = len(phrase_pattern(tuple(words()["words"]["count"])).findall(question)) > 1
+    if not rules and counts_twice and asked.tiers:
+        # "how many papers in total, and how many orals?": the conference by tier, the tier
+        # the question names among them (the sidebar's other filters still apply)
+        filters = replace(filters, tiers=[t for t in filters.tiers if t not in asked.tiers])
+        turn = replace(turn, scope_note="")  # no "filtered by the tier the question names"
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
     # the 380 Spotlight papers), and said so.
     papers = [p for p in assistant.retriever.index.all_papers() if filters.accepts(p)]
     tiers = " / ".join(filters.tiers)
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
-    counts_twice = len(phrase_pattern(tuple(words()["words"]["count"])).findall(question)) > 1
-    if not rules and counts_twice and asked.tiers:
-        # "how many papers in total, and how many orals?": the conference by tier, the tier
-        # the question names among them (not the sidebar's, which still filters)
-        tiers = " / ".join(t for t in filters.tiers if t not in asked.tiers)
-        kept = Filters(tiers=[t for t in filters.tiers if t not in asked.tiers])
-        papers = [p for p in assistant.retriever.index.all_papers() if kept.accepts(p)]
-        which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "
-        turn = replace(turn, scope_note="")  # no "filtered by the tier the question names"
     if not rules:  # "how many orals are there in total?": the conference
         lines = venue_count(papers, question, which, zh, by_tier=not tiers)  # no paper cited
         return records_cited(turn, lines, [], assistant, rest=False)

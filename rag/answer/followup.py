@@ -8,12 +8,11 @@ only, and a question about their tier, link or authors is answered from their re
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import groupby
 
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
-from rag.answer.markers import inert_markers
+from rag.answer.markers import fenced, inert_markers
 from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.corpus.bibtex import bibtex
@@ -188,7 +187,7 @@ def _metadata_answer(
         lines += [
             "",
             message("bibtex", turn.question),
-            *fenced(bibtex([s.paper for s in listed]).strip()),
+            fenced(bibtex([s.paper for s in listed]).strip(), "bibtex"),
         ]
     return numbered(
         CitedAnswer(
@@ -206,13 +205,6 @@ def _metadata_answer(
 
 METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
 METADATA_HEADING_ZH = "以下信息来自索引中的论文记录（录用结果、链接、作者）："
-
-
-def fenced(text: str) -> list[str]:
-    """`text` as a code block whose fence no run of backticks in it can close."""
-    longest = max((len(list(run)) for c, run in groupby(text) if c == "`"), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [f"{fence}bibtex", text, fence]
 
 
 def _article(tier: str) -> str:

@@ -119,10 +119,10 @@ class OfflineJudge:
         # which papers are on web agents?"); the preamble was searched with it.
         judged_on = intent.focus or question
         scores = self.retriever.paper_relevance(judged_on, sources)
+        # A list's subject is English (a Chinese list's is its gloss): judged on English
+        # evidence, not on the multilingual cosine of a Chinese question
+        english = [replace(s, multilingual=None) for s in sources]
         if intent.listing and intent.language != "en" and intent.subject:
-            # A Chinese list's subject is English (its gloss): each paper judged on English
-            # evidence too, not on the multilingual cosine of the Chinese question alone
-            english = [replace(s, multilingual=None) for s in sources]
             by_subject = self.retriever.paper_relevance(intent.subject, english)
             scores = [max(a, b) for a, b in zip(scores, by_subject, strict=True)]
         threshold = self.retriever.threshold
@@ -164,9 +164,7 @@ class OfflineJudge:
             or (
                 intent.listing
                 and intent.subject != judged_on  # the same text was just judged
-                and self.retriever.is_relevant(
-                    intent.subject, [replace(s, multilingual=None) for s in sources]
-                )
+                and self.retriever.is_relevant(intent.subject, english)
             )
         )
         if not (by_name or first.asked_by in ("name", "title")) and (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -108,3 +109,11 @@ def renumber(text: str, mapping: dict[int, int]) -> str:
 
 def unique(items: Iterable[T]) -> list[T]:
     return list(dict.fromkeys(items))
+
+
+def fenced(code: str, language: str = "") -> str:
+    """`code` as a Markdown code block whose fence is longer than any run of backticks in it,
+    so nothing inside can close it (the answer writes it; the page shows it as code)."""
+    longest = max((len(list(run)) for c, run in groupby(code) if c == "`"), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{code}\n{fence}"

@@ -389,9 +389,10 @@ def subject(question: str) -> str | None:
     return None
 
 
-# A title in quotes: "...", “...”, '...' (not an apostrophe's), 《...》.
-_QUOTE = re.compile(
-    r'"([^"]{3,300})"|“([^”]{3,300})”|《([^》]{3,300})》'
+# Text a question quotes: "...", “...”, «...», 「...」, 《...》, '...' (not an apostrophe's);
+# one pattern for every reader of a quoted title.
+QUOTED = re.compile(
+    r'"([^"]{3,300})"|“([^”]{3,300})”|«([^»]{3,300})»|「([^」]{3,300})」|《([^》]{3,300})》'
     r"|(?<![\w'])'([^']{3,300})'(?![\w'])"
 )
 _TITLE_WORDS = frozenset("paper papers titled called title 论文 文章".split())
@@ -401,7 +402,7 @@ def quoted_title(question: str) -> str:
     """The title a question quotes as a paper's ("what does the paper 'Attention Is All You
     Need' say"): a quoted span of three words or more, in title case or beside "paper",
     "titled", "论文"; else ""."""
-    for match in _QUOTE.finditer(question):
+    for match in QUOTED.finditer(question):
         span = next(g for g in match.groups() if g)
         words = span.split()
         if len(words) < 3:

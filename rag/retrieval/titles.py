@@ -50,6 +50,7 @@ from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import american, as_typed, english_query, title_text
 from rag.lang.intent import without_venue, words
+from rag.lang.question_kind import QUOTED
 from rag.retrieval.people import fold
 from rag.retrieval.spelling import TYPO_LETTERS, one_slip
 from rag.types import Paper
@@ -64,13 +65,6 @@ NEARLY = 0.75  # of a long title part's weight, written out from memory (one wor
 # Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
 # "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
 _PARTS = re.compile(r"\s*:\s+|:(?=[A-Z])|\s+(?:-{1,2}|[\u2013\u2014])\s+")
-
-
-# Text a question quotes: "...", “...”, «...», 「...」, 《...》, '...' (not an apostrophe's).
-_QUOTED = re.compile(
-    r'"([^"]{3,300})"|“([^”]{3,300})”|«([^»]{3,300})»|「([^」]{3,300})」|《([^》]{3,300})》'
-    r"|(?<![\w'])'([^']{3,300})'(?![\w'])"
-)
 
 
 # An acronym's plural: "MLLMs", "GNNs" (the stemmer reads lower case, where "mllms" is a word).
@@ -239,7 +233,7 @@ class TitleIndex:
         whose words no other title holds all of. Unlike a record's head (`_written_out`), no
         rarity floor: the quote or the head's place in a title marks it."""
         found: set[str] = set()
-        for span in _QUOTED.findall(question):
+        for span in QUOTED.findall(question):
             said = title_words(title_text(next(s for s in span if s)))
             if len(said) < PHRASE_WORDS or any(w not in self.postings for w in said):
                 continue
