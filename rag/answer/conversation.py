@@ -156,14 +156,27 @@ def rest_of(text: str, previous: CitedAnswer | None) -> tuple[str, int] | None:
     """ "show me the other 4" after an answer that found more papers than it showed ("The
     first 5 of 9 are listed", "7 match, 5 shown"): its question, to be asked again for all
     it found, and how many; None for any other question."""
-    if previous is None or previous.abstained or previous.compare:
-        return None
-    found = max(previous.counted, previous.matched)
-    if found <= len(previous.sources) or not asks_rest(text) or asks_others_by(text):
-        return None
-    if is_comparison(text) or tier_asked(text) or asks(text):  # "compare all of them"
+    found = _rest_asked(text, previous)
+    if previous is None or found <= len(previous.sources):
         return None
     return previous.standalone_question or previous.question, found
+
+
+def all_shown(text: str, previous: CitedAnswer | None) -> bool:
+    """ "show the rest" after a list that showed every paper it found: none is left to show
+    (a new search for "rest" would answer something else)."""
+    return previous is not None and 0 < _rest_asked(text, previous) <= len(previous.sources)
+
+
+def _rest_asked(text: str, previous: CitedAnswer | None) -> int:
+    """How many papers the previous list found, when `text` asks for the rest of it; else 0."""
+    if previous is None or previous.abstained or previous.compare:
+        return 0
+    if not asks_rest(text) or asks_others_by(text):
+        return 0
+    if is_comparison(text) or tier_asked(text) or asks(text):  # "compare all of them"
+        return 0
+    return max(previous.counted, previous.matched)
 
 
 def _asked_anew(text: str, reference: Reference, previous: CitedAnswer) -> bool:

@@ -21,6 +21,7 @@ from rag.common.similarity import (
     abbreviations,
     acronyms,
     held,
+    stem,
     term_parts,
     terms,
     written_terms,
@@ -50,6 +51,46 @@ def count_sentence(text: str) -> str:
     return next((s for s in sentences if any(a in s.lower() for a in asks)), text)
 
 
+def _rules(sentence: str) -> list[tuple[set[str], set[str]]]:
+    """The rules a paper counts by: "tokenizer-free or byte-level models" by either one's
+    words, "sparse autoencoders (SAEs)" by either name."""
+    return [
+        r for part in alternatives(sentence) for name in either_name(part) if (r := _rule(name))
+    ]
+
+
+def as_phrases(sentence: str, written: frozenset[str]) -> str:
+    """ "mixture of experts" as "mixture-of-experts" when abstracts write that phrase with
+    hyphens (`written`, stemmed): counted as one phrase, spaced or hyphenated; its words apart
+    ("a mixture of LoRA experts") are another topic. "the use of LLMs" stays words."""
+    words, i = sentence.split(" "), 1
+    while i < len(words) - 1:
+        joined = f"{words[i - 1]}-of-{words[i + 1]}"
+        if words[i].lower() == "of" and terms(joined) and terms(joined) <= written:
+            words[i - 1 : i + 2] = [joined]
+        i += 1
+    return " ".join(words)
+
+
+def _written_phrases(papers: list[Paper]) -> frozenset[str]:
+    """The "X-of-Y" phrases (stemmed) the papers write with hyphens."""
+    return frozenset(t for p in papers for t in terms(_text(p)) if "-of-" in t)
+
+
+def _of_phrases(text: str) -> set[str]:
+    """ "X of Y" written with spaces, as the stemmed phrase "X-of-Y" (as hyphens write it)."""
+    said = "".join(c if c.isalnum() else " " for c in text.lower()).split()
+    return {f"{stem(said[i - 1])}-of-{stem(said[i + 1])}" for i in _of_at(said)}
+
+
+def _of_at(said: list[str]) -> list[int]:
+    return [i for i in range(1, len(said) - 1) if said[i] == "of"]
+
+
+def _text(paper: Paper) -> str:
+    return f"{paper.title}\n{paper.abstract}"
+
+
 def _rule(part: str) -> tuple[set[str], set[str]] | None:
     """What a paper must contain to count for `part` of the topic: its stemmed words and its
     two-letter acronyms; None when it names no topic ("how many papers" of "X or Y")."""
@@ -67,8 +108,8 @@ def either_name(part: str) -> list[str]:
 
 
 def _counts(paper: Paper, rules: list[tuple[set[str], set[str]]]) -> bool:
-    text = f"{paper.title}\n{paper.abstract}"
-    stems, written = term_parts(text), written_words(text)
+    text = _text(paper)
+    stems, written = term_parts(text) | _of_phrases(text), written_words(text)
     return any(held(topic, stems) == topic and short <= written for topic, short in rules)
 
 
@@ -83,10 +124,11 @@ def count_answer(
 ) -> CitedAnswer | None:
     """The count answer: of the papers on the question's topic, or of all (of a tier)."""
     sentence = count_sentence(asked.search)  # the one that asks how many
-    # "tokenizer-free or byte-level models": a paper counts by either one's words
-    rules = [
-        r for part in alternatives(sentence) for name in either_name(part) if (r := _rule(name))
-    ]
+    rules = _rules(sentence)
+    everything = assistant.retriever.index.all_papers()
+    if rules and " of " in sentence:  # "mixture of experts": a phrase, when written as one
+        sentence = as_phrases(sentence, _written_phrases(everything))
+        rules = _rules(sentence)
     english = english_query(sentence)
     question = turn.question
     counts_twice = len(phrase_pattern(tuple(words()["words"]["count"])).findall(question)) > 1
@@ -97,7 +139,7 @@ def count_answer(
         turn = replace(turn, scope_note="")  # no "filtered by the tier the question names"
     # Counted among the papers the filter lets through ("how many spotlights on Y": 15 of
     # the 380 Spotlight papers), and said so.
-    papers = [p for p in assistant.retriever.index.all_papers() if filters.accepts(p)]
+    papers = [p for p in everything if filters.accepts(p)]
     tiers = " / ".join(filters.tiers)
     zh = question_language(question) == "zh"
     which = "" if not tiers else f" {tiers} " if zh else f"{tiers} "

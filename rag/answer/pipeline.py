@@ -34,6 +34,7 @@ from rag.answer.conversation import (
     MAX_QUESTION_CHARS,
     Earlier,
     History,
+    all_shown,
     clean_history,
     compared_with,
     earlier,
@@ -48,6 +49,7 @@ from rag.answer.followup import follow_up
 from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept
 from rag.answer.model_judge import ModelJudge
 from rag.answer.records import (
+    all_shown_answer,
     by_authors_answer,
     question_filters,
     record_answer,
@@ -139,6 +141,10 @@ def _prepare(
     if again is not None:  # "show me the other 4": the earlier question, for all it found
         text = meant = again[0]
         k, previous = assistant.wanted(again[1], None), None
+    elif all_shown(meant, previous):  # "show the rest" when the list left none out
+        turn = Turn(question, meant, [], meant=meant)
+        turn.result = all_shown_answer(turn, previous, assistant)  # type: ignore[arg-type]
+        return turn
     before = earlier(meant, previous, about)
     theirs = their_authors(meant, before)
     if theirs is not None:  # "any others by them?": their other papers, from the records

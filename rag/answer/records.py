@@ -243,3 +243,14 @@ def records_cited(
             counted=counted,
         )
     )
+
+
+def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) -> CitedAnswer:
+    """ "show the rest" when the list above showed all it found: it says so and lists the
+    papers again, not a new search for the words "the rest"."""
+    ids = {c.paper_id for c in previous.citations}
+    shown = [s for s in previous.sources if s.paper.id in ids] or list(previous.sources)
+    question = turn.question
+    lines = [message("all_shown", question).format(n=len(shown)), ""]
+    lines += [record_line(n, s.paper, [s.paper.decision], question) for n, s in enumerate(shown, 1)]
+    return records_cited(turn, lines, shown, assistant, rest=False)

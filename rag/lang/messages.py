@@ -65,6 +65,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "shared_authors": "by {names}",
         "by_person_more": 'The first {k} of {n} are listed (the sources setting): ask "show '
         'the rest" for all of them, or add a topic to narrow them.',
+        "all_shown": "All {n} papers this list found are shown above; there is no rest to "
+        "show. For more, ask a broader question.",
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
         "is {tiers}; their papers are:",
         "no_author": "No paper in the index lists {name} among its authors (the papers' "
@@ -166,6 +168,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "shared_authors": "作者：{names}",
         "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）：问“剩下的呢”可列出全部，"
         "加上主题可以缩小范围。",
+        "all_shown": "上面已列出这次找到的全部 {n} 篇论文，没有剩下的了。"
+        "想看更多，请换一个更宽泛的问题。",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
         "no_author": "索引中没有任何论文的作者列表包含 {name}（作者列表只有姓名，没有单位）。",
         "similar_authors": "索引中姓名相近的作者：",
