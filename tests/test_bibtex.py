@@ -185,3 +185,11 @@ def test_many_colliding_keys_stay_plain_ascii_with_numeric_suffixes() -> None:
     assert len(set(keys)) == 40
     assert keys[:3] == ["graph2025transformers", "graph2025transformers2", "graph2025transformers3"]
     assert all(re.fullmatch(r"[a-z0-9]+", k) for k in keys), keys
+
+
+def test_an_and_inside_a_word_is_left_as_written() -> None:
+    """ "Ashwinee P{and}a": every "and" was braced, inside a word too (a name BibTeX reads
+    right, a reader and a copy into another tool do not)."""
+    text = bibtex([paper(authors=("Ashwinee Panda", "Andrea Anders"))])
+    raw = bibtexparser.parse_string(text).entries[0].fields_dict["author"].value
+    assert raw == "Ashwinee Panda and Andrea Anders"

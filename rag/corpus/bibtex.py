@@ -77,7 +77,7 @@ def bibtex_name(name: str) -> str:
     encoded = latex(name)
     if encoded.lower() == "others":
         return "{" + encoded + "}"
-    return re.sub(r"(?i)(?<!\\S)and(?!\\S)", lambda m: "{" + m.group(0) + "}", encoded)
+    return re.sub(r"(?i)(?<!\S)and(?!\S)", lambda m: "{" + m.group(0) + "}", encoded)
 
 
 def citation_key(paper: Paper) -> str:
