@@ -38,3 +38,23 @@ def test_a_phrase_is_counted_as_one_spaced_or_hyphenated(corpus: Assistant) -> N
     assert n == len(said)
     words = answer("how many papers on the use of LLMs for proofs", assistant=corpus)
     assert "use-of" not in words.answer  # no phrase abstracts hyphenate: its words
+
+
+def test_a_code_link_is_no_topic_of_a_count(corpus: Assistant) -> None:
+    """ "how many spotlight papers on code generation" counted 35, most of them for their
+    "Code is available at https://..." sentence (DeFT, Diffusion Bridge AutoEncoders)."""
+    result = answer("how many spotlight papers on code generation", assistant=corpus)
+    assert "Planning in Natural Language Improves LLM Search for Code Generation" in result.answer
+    assert "DeFT: Decoding with Flash Tree-attention" not in result.answer
+    assert "Diffusion Bridge AutoEncoders" not in result.answer
+
+
+def test_all_tiers_is_no_word_a_count_requires(corpus: Assistant) -> None:
+    """ "how many sparse autoencoder papers are there in total, all tiers?" required "tiers"
+    and counted 0."""
+    result = answer(
+        "how many sparse autoencoder papers are there in total, all tiers?", assistant=corpus
+    )
+    rule = next(line for line in result.answer.splitlines() if line.startswith("Counting rule"))
+    assert rule.endswith(": sparse, autoencoder.")
+    assert not result.answer.startswith("0 ")

@@ -27,11 +27,11 @@ from rag.common.similarity import (
     written_terms,
     written_words,
 )
+from rag.index.passages import split_sentences
 from rag.lang.gloss import english_query
 from rag.lang.intent import Asked, alternatives, count_frame_terms, phrase_pattern, words
 from rag.lang.messages import TIER_ZH, message, question_language
 from rag.types import TIERS, Filters, Paper, RetrievedPaper
-from rag.venue import VENUE
 
 MAX_LISTED = 50  # titles listed after the cited ones; the rest is counted
 
@@ -88,7 +88,23 @@ def _of_at(said: list[str]) -> list[int]:
 
 
 def _text(paper: Paper) -> str:
-    return f"{paper.title}\n{paper.abstract}"
+    """Title and abstract, less the sentences that link or promise code ("Code is available
+    at https://..."): their "code" is no topic ("code generation" counted 35 Spotlights, most
+    of them for a code link)."""
+    abstract = paper.abstract
+    kept = [abstract[a:b] for a, b in split_sentences(abstract) if not _links(abstract[a:b])]
+    return "\n".join([paper.title, *kept])
+
+
+def _links(sentence: str) -> bool:
+    said = sentence.casefold()
+    return any(w in said for w in _LINK_WORDS) or (
+        "code" in said and any(w in said for w in _RELEASE_WORDS)
+    )
+
+
+_LINK_WORDS = ("http://", "https://", "github", "www.")
+_RELEASE_WORDS = ("available", "release", "open-source", "open source", "publicly")
 
 
 def _rule(part: str) -> tuple[set[str], set[str]] | None:
@@ -176,9 +192,7 @@ def venue_count(
     papers: list[Paper], question: str, which: str, zh: bool, by_tier: bool
 ) -> list[str]:
     """How many papers the index holds (of the tier the question names), per decision."""
-    lines = [
-        message("count_all", question).format(total=len(papers), which=which, venue=VENUE.label)
-    ]
+    lines = [message("count_all", question).format(total=len(papers), which=which)]
     if by_tier:
         counts = Counter(p.tier for p in papers)
         names = {t: TIER_ZH[t] if zh else t for t in TIERS} | {

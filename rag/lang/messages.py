@@ -117,7 +117,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
         "is not in the bundled corpus): for them only the title can match.",
         "count_more": "… and {n:,} more.",
-        "count_all": "The index holds {total:,} {which}papers of {venue}.",
+        "count_all": "The index holds {total:,} {which}papers of " + f"{VENUE.label}.",
         "count_tiers": "By decision: {tiers}.",
         "count_undecided": "without a decision",
         "count_all_titles": "{m:,} of them have a title only (their abstract is not in the "
@@ -212,7 +212,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
         "这些论文只能按标题匹配。",
         "count_more": "……另有 {n} 篇。",
-        "count_all": "索引中共有 {venue} 的 {total:,} 篇{which}论文。",
+        "count_all": f"索引中共有 {VENUE.label} 的" + " {total:,} 篇{which}论文。",
         "count_tiers": "按录用结果：{tiers}。",
         "count_undecided": "无录用结果",
         "count_all_titles": "其中 {m:,} 篇只有标题（随附语料库中没有摘要）。",
