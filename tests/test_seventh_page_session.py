@@ -58,3 +58,13 @@ def test_all_tiers_is_no_word_a_count_requires(corpus: Assistant) -> None:
     rule = next(line for line in result.answer.splitlines() if line.startswith("Counting rule"))
     assert rule.endswith(": sparse, autoencoder.")
     assert not result.answer.startswith("0 ")
+
+
+def test_a_paper_named_in_a_follow_up_sentence_is_that_paper(corpus: Assistant) -> None:
+    """ "i'm looking for the MLE-bench paper from openai, what does it evaluate" after a list
+    of Percy Liang's papers described AutoBencher, "it" read as the list's first paper."""
+    first = answer("any by percy liang on benchmarks?", assistant=corpus)
+    named = then(
+        "i'm looking for the MLE-bench paper from openai, what does it evaluate", first, corpus
+    )
+    assert named.citations and named.citations[0].title.startswith("MLE-bench")

@@ -29,6 +29,7 @@ from rag.lang.pointers import (
     asks_others_by,
     asks_rest,
     compares_all,
+    described,
     is_comparison,
     named_before_pointer,
     tier_asked,
@@ -244,7 +245,9 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
         asked = [c for r, c in reversed(turns) if r == "user" and swapped_subject(c) is None]
         return with_subject(asked[0] if asked else previous, new)
     short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
-    if previous and short and follows_on(question) and not named_before_pointer(question):
+    # "Depth Pro 这篇", "the MLE-bench paper": a paper of its own, "it" is that one
+    named = named_before_pointer(question) or any(described(question))
+    if previous and short and follows_on(question) and not named:
         return f"{previous} {question}"
     return question
 

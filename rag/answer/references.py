@@ -95,6 +95,8 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
             spans += listed.spans
         elif tier and read.only_tier(text):
             numbers, how = list(scope), "set"
+    if not numbers and any(read.described(text)):
+        return None  # "the MLE-bench paper from openai, what does it evaluate": none shown
     if not numbers:
         pointed = read.pronoun(text, scope)
         numbers, how = pointed.numbers, pointed.how
