@@ -8,6 +8,8 @@ import re
 
 from rag.answer.pipeline import Assistant, answer
 from tests.test_sixth_page_session import then
+from ui.code_blocks import code_blocks
+from ui.render import answer_markdown
 
 
 def test_show_the_rest_when_all_were_shown_says_so(corpus: Assistant) -> None:
@@ -68,3 +70,29 @@ def test_a_paper_named_in_a_follow_up_sentence_is_that_paper(corpus: Assistant) 
         "i'm looking for the MLE-bench paper from openai, what does it evaluate", first, corpus
     )
     assert named.citations and named.citations[0].title.startswith("MLE-bench")
+
+
+def test_a_speed_figure_written_in_latex_is_reported(corpus: Assistant) -> None:
+    """ "how much faster does it train?" of REPA said "The abstract reports no speed figure";
+    the abstract says "speed up SiT training by over 17.5$\\times$"."""
+    first = answer(
+        "i remember a paper REPA, representation alignment for diffusion transformers, whats "
+        "the main idea",
+        assistant=corpus,
+    )
+    faster = then("how much faster does it train?", first, corpus)
+    assert "no speed figure" not in faster.answer
+    assert "17.5" in faster.citations[0].quote
+
+
+def test_a_code_link_is_given_whole_to_copy(corpus: Assistant) -> None:
+    """ "is there a github" quoted "https:⁠//github.com/openai/mle-bench" with the invisible
+    joiner that stops autolinks: copied, the address did not work."""
+    first = answer(
+        "MLE-bench: Evaluating Machine Learning Agents on Machine Learning Engineering",
+        assistant=corpus,
+    )
+    code = then("is there a github", first, corpus)
+    blocks = [piece for piece, language in code_blocks(code.answer) if language is not None]
+    assert blocks == ["https://github.com/openai/mle-bench"]
+    assert "```\nhttps://github.com/openai/mle-bench\n```" in answer_markdown(code, 0)

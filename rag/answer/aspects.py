@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rag.answer.citations import Quote
 from rag.answer.extractive import contribution_sentence
-from rag.answer.markers import inert_markers
+from rag.answer.markers import fenced, inert_markers
 from rag.index.passages import sentences
 from rag.lang.messages import MESSAGES
 from rag.types import RetrievedPaper
@@ -20,13 +20,20 @@ from rag.types import RetrievedPaper
 class Aspect:
     reported: re.Pattern[str]  # a sentence reports it
     none: str  # the message (rag.lang.messages) that says no sentence does
+    links: bool = False  # its addresses are repeated in a code block, to be copied whole
+
+
+# A web address in an abstract, up to a space or a character no address holds as written.
+_URL = re.compile(r"https?://[^\s<>\"'`\\{}|^]+")
 
 
 # Which aspect a question asks (`Wants.aspect`) is read in rag.lang.question_kind.
 ASPECTS = {
     "speed": Aspect(
         re.compile(
-            r"\d+(?:\.\d+)?\s*(?:x|×)(?![a-z])|\bspeed-?ups?\b|\bfaster\b|\blatency\b"
+            # "17.5x", "17.5×", "17.5$\times$" (LaTeX); "speedup", "speed up", "speeds up"
+            r"\d+(?:\.\d+)?\s*(?:x|×|\$?\\times\$?)(?![a-z])|\bspeed(?:-?ups?|s?\s+up)\b"
+            r"|\bfaster\b|\blatency\b"
             r"|\bthroughput\b|\b(?:ms|milliseconds?|seconds?|hours?)\b|\baccelerat\w*",
             re.I,
         ),
@@ -43,6 +50,7 @@ ASPECTS = {
     "code": Aspect(
         re.compile(r"\bcode\b|github|https?://|\bavailable\s+at\b|open[- ]?sourc\w*", re.I),
         "no_code",
+        links=True,
     ),
     # An abstract reports no review: the answer says the index holds none.
     "reviews": Aspect(re.compile(r"\breviewers?\b", re.I), "no_reviews"),
@@ -65,7 +73,7 @@ def aspect_answer(
     """The answer from each paper's abstract: its sentences that report `aspect` (up to two,
     the ones with figures first), or the plain statement that it reports none, with the
     paper's contribution sentence so the citation still points at evidence."""
-    lines, quotes = [MESSAGES[lang]["heading"]], []
+    lines, quotes, links = [MESSAGES[lang]["heading"]], [], []
     for n, source in enumerate(sources, start=1):
         paper = source.paper
         texts = sentences(paper.abstract) or [paper.abstract]
@@ -77,8 +85,11 @@ def aspect_answer(
         if chosen:
             lines += [f"- {inert_markers(t)} [{n}]" for t in chosen]
             quotes.append(Quote(n, paper.id, chosen[0], 1.0))
+            links += [u.rstrip(".,;:)]") for t in chosen for u in _URL.findall(t)]
             continue
         contribution = contribution_sentence(paper.abstract)
         lines += [f"- {MESSAGES[lang][aspect.none]}", f"- {inert_markers(contribution)} [{n}]"]
         quotes.append(Quote(n, paper.id, contribution, 1.0))
+    if aspect.links and links:  # the page shows an address in text broken for links' sake
+        lines += ["", MESSAGES[lang]["links"], fenced("\n".join(dict.fromkeys(links)))]
     return "\n".join(lines), quotes

@@ -65,6 +65,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "shared_authors": "by {names}",
         "by_person_more": 'The first {k} of {n} are listed (the sources setting): ask "show '
         'the rest" for all of them, or add a topic to narrow them.',
+        "links": "Links to copy:",
         "all_shown": "All {n} papers this list found are shown above; there is no rest to "
         "show. For more, ask a broader question.",
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
@@ -168,6 +169,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "shared_authors": "作者：{names}",
         "by_person_more": "只列出 {n} 篇中的前 {k} 篇（来源数量设置）：问“剩下的呢”可列出全部，"
         "加上主题可以缩小范围。",
+        "links": "可复制的链接：",
         "all_shown": "上面已列出这次找到的全部 {n} 篇论文，没有剩下的了。"
         "想看更多，请换一个更宽泛的问题。",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
