@@ -59,8 +59,9 @@ class Session:
 
     @property
     def previous(self) -> CitedAnswer | None:
-        """The last answer, whose numbered sources a follow-up may point at."""
-        return self.exchanges[-1].answer if self.exchanges else None
+        """The last answer whose numbered sources a follow-up may point at. A refusal's are
+        none: "who wrote the second one?" after one means the list before it."""
+        return next((e.answer for e in reversed(self.exchanges) if not e.answer.abstained), None)
 
     @property
     def history(self) -> list[dict[str, str]]:

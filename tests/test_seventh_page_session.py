@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.pipeline import Assistant, answer
+from rag.session import Session
 from tests.test_sixth_page_session import then
 from ui.code_blocks import code_blocks
 from ui.render import answer_markdown
@@ -96,3 +97,28 @@ def test_a_code_link_is_given_whole_to_copy(corpus: Assistant) -> None:
     blocks = [piece for piece, language in code_blocks(code.answer) if language is not None]
     assert blocks == ["https://github.com/openai/mle-bench"]
     assert "```\nhttps://github.com/openai/mle-bench\n```" in answer_markdown(code, 0)
+
+
+SNELL = "4FWAwZtd2n"  # Scaling LLM Test-Time Compute Optimally ... (Charlie Victor Snell)
+
+
+def test_a_shown_paper_is_picked_by_its_author(corpus: Assistant) -> None:
+    """ "which one is by snell et al" was refused although [2] above is Snell's; "any papers
+    by snell?" still asks for the person's papers."""
+    session = Session(corpus)
+    first = session.answer("papers on test time compute scaling for llms, top 5")
+    assert SNELL in [s.paper.id for s in first.sources]
+    for question in ("which one is by snell et al", "snell's paper - what does it find?"):
+        picked = answer(question, session.history, assistant=corpus, previous=first)
+        assert [c.paper_id for c in picked.citations] == [SNELL], question
+    person = answer("any papers by snell?", session.history, assistant=corpus, previous=first)
+    assert "among their authors" in person.answer
+
+
+def test_a_refusal_keeps_the_list_before_it_for_follow_ups(corpus: Assistant) -> None:
+    """After a refusal, "who wrote the second one?" searched for the word "second"."""
+    session = Session(corpus)
+    first = session.answer("papers on test time compute scaling for llms, top 5")
+    assert session.answer("what does the paper on quokka telepathy find?").abstained
+    second = session.answer("who wrote the second one?")
+    assert [c.paper_id for c in second.citations] == [first.sources[1].paper.id]

@@ -82,7 +82,7 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
             numbers, how = pointed.numbers, pointed.how
             spans += pointed.spans
     if not numbers:
-        named = _named(text, sources)
+        named = _named(text, sources) or _by_author(text, sources)
         if named:
             numbers, how = list(named), "name"
     tier = read.tier_asked(text)
@@ -165,6 +165,30 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
         if len(hits) == 1:
             return (hits[0],)
     return ()
+
+
+def _by_author(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
+    """Sources a short follow-up names by an author's surname: "which one is by snell et al",
+    "the one by Charlie Snell", "snell's paper"."""
+    if not read.short_follow_up(text):
+        return ()
+    said = ["".join(c for c in w if c.isalpha() or c == "'") for w in text.casefold().split()]
+    after_by = [w for i, w in enumerate(said[:-1]) if w == "by" for w in said[i + 1 : i + 3]]
+    before_et_al = [said[i - 1] for i, w in enumerate(said[1:-1], 1) if w == "et"]
+    possessive = [w[:-2] for w in said if w.endswith("'s")]
+    # one of those shown ("which one", "the one by"), not a person's papers ("any by X?")
+    if not (_PICKS & set(said) or possessive) or _WIDER & set(said):
+        return ()
+    surnames = {w for w in after_by + before_et_al + possessive if len(w) >= 3}
+    return tuple(
+        n
+        for n, paper in enumerate(sources, start=1)
+        if any(a.split()[-1].casefold() in surnames for a in paper.authors if a.split())
+    )
+
+
+_PICKS = frozenset({"which", "one", "ones"})
+_WIDER = frozenset({"papers", "works", "else", "other", "others", "more", "all", "any"})
 
 
 def like_search(papers: Sequence[Paper]) -> str:
