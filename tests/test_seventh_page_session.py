@@ -122,3 +122,15 @@ def test_a_refusal_keeps_the_list_before_it_for_follow_ups(corpus: Assistant) ->
     assert session.answer("what does the paper on quokka telepathy find?").abstained
     second = session.answer("who wrote the second one?")
     assert [c.paper_id for c in second.citations] == [first.sources[1].paper.id]
+
+
+def test_show_the_rest_after_a_follow_up_on_the_list(corpus: Assistant) -> None:
+    """ "show the rest" after "第一篇是谁写的？" (who wrote the first of a list) searched for
+    the word "rest" and quoted a game-theory paper on a "rest point"."""
+    session = Session(corpus)
+    first = session.answer("有哪些关于一致性模型(consistency models)的论文？")
+    session.answer("第一篇是谁写的？")
+    rest = session.answer("show the rest")
+    cited = [c.paper_id for c in rest.citations]
+    assert cited[: len(first.citations)] == [c.paper_id for c in first.citations]
+    assert "rest point" not in rest.answer

@@ -153,31 +153,38 @@ def compared_with(text: str, before: Earlier) -> RetrievedPaper | None:
     return before.shown[meant[0] - 1 if meant and how in ("ordinal", "marker") else 0]
 
 
-def rest_of(text: str, previous: CitedAnswer | None) -> tuple[str, int] | None:
+def rest_of(
+    text: str, previous: CitedAnswer | None, history: History = ()
+) -> tuple[str, int] | None:
     """ "show me the other 4" after an answer that found more papers than it showed ("The
     first 5 of 9 are listed", "7 match, 5 shown"): its question, to be asked again for all
-    it found, and how many; None for any other question."""
-    found = _rest_asked(text, previous)
-    if previous is None or found <= len(previous.sources):
+    it found, and how many. After a follow-up on one of a list's papers ("who wrote the
+    first one?"), the list's question, from the chat, for as many as it finds (0: as
+    many as a list's judge checks). None for any other question."""
+    if previous is None or not _asks_rest(text, previous):
         return None
-    return previous.standalone_question or previous.question, found
+    found = max(previous.counted, previous.matched)
+    if found > len(previous.sources):
+        return previous.standalone_question or previous.question, found
+    if found or not previous.scope_note:  # a list that showed all, or no follow-up
+        return None
+    asked = [c for role, c in clean_history(history) if role == "user" and is_list_request(c)]
+    return (asked[-1], 0) if asked else None
 
 
 def all_shown(text: str, previous: CitedAnswer | None) -> bool:
     """ "show the rest" after a list that showed every paper it found: none is left to show
     (a new search for "rest" would answer something else)."""
-    return previous is not None and 0 < _rest_asked(text, previous) <= len(previous.sources)
+    if previous is None or not _asks_rest(text, previous):
+        return False
+    return 0 < max(previous.counted, previous.matched) <= len(previous.sources)
 
 
-def _rest_asked(text: str, previous: CitedAnswer | None) -> int:
-    """How many papers the previous list found, when `text` asks for the rest of it; else 0."""
-    if previous is None or previous.abstained or previous.compare:
-        return 0
-    if not asks_rest(text) or asks_others_by(text):
-        return 0
-    if is_comparison(text) or tier_asked(text) or asks(text):  # "compare all of them"
-        return 0
-    return max(previous.counted, previous.matched)
+def _asks_rest(text: str, previous: CitedAnswer) -> bool:
+    """`text` asks for the rest of the papers `previous` found ("show the rest", "剩下的呢")."""
+    if previous.abstained or previous.compare or not asks_rest(text) or asks_others_by(text):
+        return False
+    return not (is_comparison(text) or tier_asked(text) or asks(text))  # "compare all of them"
 
 
 def _asked_anew(text: str, reference: Reference, previous: CitedAnswer) -> bool:

@@ -137,10 +137,11 @@ def _prepare(
     # A follow-up's words as meant too ("secnd one?"): the index's spelling, as for a search.
     spelling = assistant.retriever.spelling()
     meant = spelling.text(text)
-    again = rest_of(meant, previous)
+    again = rest_of(meant, previous, history)
     if again is not None:  # "show me the other 4": the earlier question, for all it found
         text = meant = again[0]
-        k, previous = assistant.wanted(again[1], None), None
+        depth = again[1] or assistant.retriever.calibration.list_pool  # 0: as a list is judged
+        k, previous = assistant.wanted(depth, None), None
     elif all_shown(meant, previous):  # "show the rest" when the list left none out
         turn = Turn(question, meant, [], meant=meant)
         turn.result = all_shown_answer(turn, previous, assistant)  # type: ignore[arg-type]
