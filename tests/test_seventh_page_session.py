@@ -134,3 +134,13 @@ def test_show_the_rest_after_a_follow_up_on_the_list(corpus: Assistant) -> None:
     cited = [c.paper_id for c in rest.citations]
     assert cited[: len(first.citations)] == [c.paper_id for c in first.citations]
     assert "rest point" not in rest.answer
+
+
+def test_any_code_asks_for_code(corpus: Assistant) -> None:
+    """ "any code?" after a list repeated the summaries; MQuAKE-Remastered's abstract links
+    its code."""
+    first = answer("knowledge editing papers", assistant=corpus)
+    code = then("any code?", first, corpus)
+    assert "no code link" in code.answer
+    blocks = [piece for piece, language in code_blocks(code.answer) if language is not None]
+    assert "https://github.com/henryzhongsc/MQuAKE-Remastered" in blocks[0].splitlines()
