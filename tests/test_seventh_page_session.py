@@ -144,3 +144,13 @@ def test_any_code_asks_for_code(corpus: Assistant) -> None:
     assert "no code link" in code.answer
     blocks = [piece for piece, language in code_blocks(code.answer) if language is not None]
     assert "https://github.com/henryzhongsc/MQuAKE-Remastered" in blocks[0].splitlines()
+
+
+def test_a_name_an_abstract_coins_by_its_capitals_is_a_name(corpus: Assistant) -> None:
+    """ "compare SANA and REPA" summarised SANA alone: REPA is coined in its abstract only
+    ("REPresentation Alignment (REPA)"), and was no name."""
+    result = answer("compare SANA and REPA", assistant=corpus)
+    cited = [c.paper_id for c in result.citations]
+    assert cited[:2] == ["N8Oj1XhtYZ", "DJSZGGZYVi"]  # SANA, REPA
+    alone = answer("what is REPA", assistant=corpus)
+    assert alone.citations[0].paper_id == "DJSZGGZYVi"

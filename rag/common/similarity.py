@@ -236,3 +236,15 @@ def _spells(letters: str, phrase: list[str]) -> bool:
         if all(c in rest for c in letters[1:end]) and _spells(letters[end:], phrase[1:]):
             return True
     return False
+
+
+def coined(abstract: str) -> list[str]:
+    """Abbreviations an abstract coins by capitals inside its words ("REPresentation Alignment
+    (REPA)", a name); not those of initials ("process reward model (PRM)", "Hilbert-Schmidt
+    ...")."""
+    return [
+        short
+        for short, full in abbreviations(abstract, within_words=True).items()
+        if len(short) >= 3
+        and any(c.isupper() for w in full.replace("-", " ").split() for c in w[1:])
+    ]

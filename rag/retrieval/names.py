@@ -27,7 +27,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rag.common.similarity import STOPWORDS, terms
+from rag.common.side_files import warn
+from rag.common.similarity import STOPWORDS, coined, terms
 from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import as_typed, made_up, ordinary, title_text
@@ -161,6 +162,7 @@ def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
         folded.update({_fold(w) for w in written})
         uses = Counter(_WORD.findall(paper.abstract))  # none in a title record's
         found += [(paper.id, w) for w, n in uses.items() if n >= ABSTRACT_USES and _defined_name(w)]
+        found += [(paper.id, w) for w in coined(paper.abstract) if w in uses]  # REPA
     return [
         (pid, name)
         for pid, name in found
@@ -355,7 +357,7 @@ def scored_first(
 
 
 # Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 9  # 9: a word of a longer head others write ("kNN") names no paper
+NAMES_VERSION = 10  # 10: capitals an abstract coins ("REPresentation Alignment (REPA)")
 
 
 class PaperNames:
@@ -396,8 +398,6 @@ class PaperNames:
         if self._defines(match):
             self._checked.add(match.name)
             return match
-        from rag.common.side_files import warn
-
         warn(
             f"the saved name index names papers whose titles do not define {match.name!r}; "
             "it is rebuilt"
@@ -431,6 +431,7 @@ class PaperNames:
             and (
                 _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
                 or _WORD.findall(papers[pid].abstract).count(match.name) >= ABSTRACT_USES
+                or match.name in coined(papers[pid].abstract)
             )
             for pid in match.paper_ids
         )
