@@ -154,3 +154,14 @@ def test_a_name_an_abstract_coins_by_its_capitals_is_a_name(corpus: Assistant) -
     assert cited[:2] == ["N8Oj1XhtYZ", "DJSZGGZYVi"]  # SANA, REPA
     alone = answer("what is REPA", assistant=corpus)
     assert alone.citations[0].paper_id == "DJSZGGZYVi"
+
+
+def test_that_one_after_a_tier_follow_up_is_still_the_paper_meant(corpus: Assistant) -> None:
+    """ "whats the main claim of that one" (after "any orals among these?") was refused while
+    a fix for "the MLE-bench paper" read "the main claim of that one" as naming a paper."""
+    session = Session(corpus)
+    first = session.answer("any papres on machine unlearning for llms")
+    session.answer("any orals among these?")
+    claim = session.answer("whats the main claim of that one")
+    assert not claim.abstained
+    assert claim.citations[0].paper_id == first.citations[0].paper_id

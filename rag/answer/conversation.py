@@ -29,9 +29,9 @@ from rag.lang.pointers import (
     asks_others_by,
     asks_rest,
     compares_all,
-    described,
     is_comparison,
     named_before_pointer,
+    names_a_paper,
     tier_asked,
     topic_terms,
 )
@@ -253,7 +253,7 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
         return with_subject(asked[0] if asked else previous, new)
     short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
     # "Depth Pro 这篇", "the MLE-bench paper": a paper of its own, "it" is that one
-    named = named_before_pointer(question) or any(described(question))
+    named = named_before_pointer(question) or names_a_paper(question)
     if previous and short and follows_on(question) and not named:
         return f"{previous} {question}"
     return question

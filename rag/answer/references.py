@@ -95,7 +95,7 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
             spans += listed.spans
         elif tier and read.only_tier(text):
             numbers, how = list(scope), "set"
-    if not numbers and any(read.described(text)):
+    if not numbers and read.names_a_paper(text):
         return None  # "the MLE-bench paper from openai, what does it evaluate": none shown
     if not numbers:
         pointed = read.pronoun(text, scope)

@@ -22,7 +22,7 @@ from rag.lang.intent import asks_comparison, phrase_pattern
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
 from rag.lang.pointers_zh import Pointers
-from rag.lang.source_names import NAME_WORDS
+from rag.lang.source_names import NAME_WORDS, names_a_paper  # noqa: F401 (for rag.answer)
 from rag.types import TIERS
 
 _ORDINALS = {

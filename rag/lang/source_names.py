@@ -74,3 +74,17 @@ def acronym(title: str) -> str:
     """An acronym the title defines in parentheses: "... Benchmark (MUSE)" -> "MUSE"."""
     match = re.search(r"\(([A-Z][A-Za-z0-9-]{1,15})\)", title)
     return match.group(1) if match else ""
+
+
+# "the MLE-bench paper", "that FlexPrefill work": one word said of a paper
+_THE_WORD_PAPER = re.compile(
+    r"\b(?:the|that|this)\s+([A-Za-z0-9][\w'-]*)\s+(?:paper|work|article|method|model|"
+    r"benchmark|approach|study)\b",
+    re.IGNORECASE,
+)
+
+
+def names_a_paper(text: str) -> bool:
+    """ "i'm looking for the MLE-bench paper from openai": "the <name> paper", its name no
+    English word (not "the second paper", "the diffusion paper")."""
+    return any(not ordinary(m.group(1)) for m in _THE_WORD_PAPER.finditer(text))
