@@ -393,7 +393,9 @@ def test_a_follow_up_folds_the_uncited_sources_listed_above() -> None:
     reply = at.chat_message[3]
     assert len(reply.subheader) == len(second.answer.sources) - len(repeated)
     toggle = next(t for t in reply.toggle if t.key == f"repeats-{second.id}")
-    assert str(toggle.label).startswith(f"{len(repeated)} more retrieved, not cited")
+    # its numbers said, so the list above does not seem to skip them
+    numbers = ", ".join(f"\\[{second.answer.sources.index(s) + 1}\\]" for s in repeated)
+    assert str(toggle.label).startswith(f"{numbers}: {len(repeated)} more retrieved, not cited")
     toggle.set_value(True).run()
     assert len(at.chat_message[3].subheader) == len(second.answer.sources)
     assert len(at.chat_message[1].subheader) == len(first.answer.sources)  # the first: all

@@ -266,7 +266,9 @@ def show_reply(
             first = first_seen.get(row.source.paper.id)
             show_source(index, row, answer.abstained, assistant, first, language)
     if repeats and not answer.abstained:
-        label = MESSAGES[language]["page_repeats"].format(n=len(repeats))
+        # its numbers, so the list above does not seem to skip them ("[1] [2] [3] [5]")
+        numbers = ", ".join(f"\\[{row.n}\\]" for row in repeats)  # Markdown: "[4]" as text
+        label = MESSAGES[language]["page_repeats"].format(n=len(repeats), numbers=numbers)
         if st.toggle(label, key=f"repeats-{turn.id}"):
             for row in repeats:
                 first = first_seen.get(row.source.paper.id)

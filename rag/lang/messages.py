@@ -104,7 +104,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "page_not_cited": "retrieved, not cited",
         "page_low_match": "closest, low match",
         "page_first_shown": "first shown as \\[{n}\\] in answer {k}",
-        "page_repeats": "{n} more retrieved, not cited, listed under an earlier answer",
+        "page_repeats": "{numbers}: {n} more retrieved, not cited, listed under an earlier answer",
         "page_related": "Related papers",
         "page_unsupported": "Not found in this abstract: no sentence of it supports the claim "
         "citing it.",
@@ -202,7 +202,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "page_not_cited": "已检索，未引用",
         "page_low_match": "最接近，匹配度低",
         "page_first_shown": "首次出现在第 {k} 个回答中，编号 \\[{n}\\]",
-        "page_repeats": "另有 {n} 篇已检索但未引用的论文，已列在之前的回答下",
+        "page_repeats": "{numbers}：另有 {n} 篇已检索但未引用的论文，已列在之前的回答下",
         "page_related": "相关论文",
         "page_unsupported": "摘要中找不到：摘要里没有一句话支持引用它的论断。",
         "page_unchecked": "未与摘要核对（核对只读英文论断）：没有标出句子。",
