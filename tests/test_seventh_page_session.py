@@ -165,3 +165,15 @@ def test_that_one_after_a_tier_follow_up_is_still_the_paper_meant(corpus: Assist
     claim = session.answer("whats the main claim of that one")
     assert not claim.abstained
     assert claim.citations[0].paper_id == first.citations[0].paper_id
+
+
+def test_it_as_the_subject_of_a_long_follow_up_is_the_paper_meant(corpus: Assistant) -> None:
+    """ "how does it compare to standard softmax attention on long context" (it = Differential
+    Transformer) searched anew and quoted stick-breaking attention and LongGen."""
+    first = answer("explain differential transformer", assistant=corpus)
+    compared = then(
+        "how does it compare to standard softmax attention on long context", first, corpus
+    )
+    assert [c.paper_id for c in compared.citations] == [first.citations[0].paper_id]
+    expletive = then("is it possible to train transformers on long context cheaply?", first, corpus)
+    assert expletive.citations[0].paper_id != first.citations[0].paper_id  # a new search

@@ -99,6 +99,11 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
         return None  # "the MLE-bench paper from openai, what does it evaluate": none shown
     if not numbers:
         pointed = read.pronoun(text, scope)
+        # "how does it compare to softmax attention on long context?": "it", the subject of a
+        # long follow-up ("they" may be anyone: "How do they evaluate LLM agents ...?")
+        opening = text.split()[:3]
+        if not pointed.numbers and "it" in map(str.casefold, opening):
+            pointed = read.pronoun(" ".join(opening), scope)
         numbers, how = pointed.numbers, pointed.how
         spans += pointed.spans
     if not numbers:
