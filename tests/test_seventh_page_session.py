@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import bibtexparser
+
 from rag.answer.pipeline import Assistant, answer
 from rag.session import Session
 from tests.test_sixth_page_session import then
@@ -177,3 +179,13 @@ def test_it_as_the_subject_of_a_long_follow_up_is_the_paper_meant(corpus: Assist
     assert [c.paper_id for c in compared.citations] == [first.citations[0].paper_id]
     expletive = then("is it possible to train transformers on long context cheaply?", first, corpus)
     assert expletive.citations[0].paper_id != first.citations[0].paper_id  # a new search
+
+
+def test_the_bibtex_of_a_paper_named_anew(corpus: Assistant) -> None:
+    """ "and the bibtex for Cybench please" (Cybench not in the list above) quoted a sentence
+    of its abstract and gave no BibTeX."""
+    for question in ("and the bibtex for Cybench please", "how do i cite FlexPrefill?"):
+        result = answer(question, assistant=corpus)
+        (code,) = [piece for piece, language in code_blocks(result.answer) if language]
+        entries = bibtexparser.parse_string(code).entries
+        assert [e["url"] for e in entries] == [result.citations[0].url], question

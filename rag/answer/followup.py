@@ -17,6 +17,7 @@ from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.corpus.bibtex import bibtex
 from rag.lang.messages import TIER_ZH, message, question_language
+from rag.lang.pointers import asks as asked_of
 from rag.lang.pointers import is_comparison, which_about
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
@@ -184,11 +185,7 @@ def _metadata_answer(
         lines.append(f"- **{inert_markers(' '.join(paper.shown_title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
     if entries:
-        lines += [
-            "",
-            message("bibtex", turn.question),
-            fenced(bibtex([s.paper for s in listed]).strip(), "bibtex"),
-        ]
+        lines += bibtex_lines([s.paper for s in listed], turn.question)
     return numbered(
         CitedAnswer(
             question=turn.question,
@@ -205,6 +202,16 @@ def _metadata_answer(
 
 METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
 METADATA_HEADING_ZH = "以下信息来自索引中的论文记录（录用结果、链接、作者）："
+
+
+def bibtex_lines(papers: list[Paper], question: str) -> list[str]:
+    """The papers' BibTeX as the chat shows it: a line saying so, then a code block."""
+    return ["", message("bibtex", question), fenced(bibtex(papers).strip(), "bibtex")]
+
+
+def asks_bibtex(question: str) -> bool:
+    """ "bibtex for Cybench", "how do i cite it?"."""
+    return "bibtex" in asked_of(question)
 
 
 def _article(tier: str) -> str:

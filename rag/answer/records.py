@@ -13,7 +13,7 @@ from __future__ import annotations
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
-from rag.answer.followup import record_fact
+from rag.answer.followup import asks_bibtex, bibtex_lines, record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
 from rag.lang.intent import TIER_CHOICE, Asked, read_question
@@ -96,6 +96,9 @@ def record_answer(
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
             return records_cited(turn, lines, [sources[0]], assistant)
         return None
+    if asked_for and asks_bibtex(question):  # "bibtex for Cybench": its entry
+        lines = [record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
+        return records_cited(turn, lines + bibtex_lines([paper], question), sources[:1], assistant)
     if not asked_for or not (asked.authors_of or asked.tier_asked):
         return None
     if asked.tier_asked:
