@@ -172,12 +172,11 @@ def rest_of(
     return (asked[-1], 0) if asked else None
 
 
-def all_shown(text: str, previous: CitedAnswer | None) -> bool:
+def all_shown(text: str, previous: CitedAnswer) -> bool:
     """ "show the rest" after a list that showed every paper it found: none is left to show
     (a new search for "rest" would answer something else)."""
-    if previous is None or not _asks_rest(text, previous):
-        return False
-    return 0 < max(previous.counted, previous.matched) <= len(previous.sources)
+    found = max(previous.counted, previous.matched)
+    return 0 < found <= len(previous.sources) and _asks_rest(text, previous)
 
 
 def _asks_rest(text: str, previous: CitedAnswer) -> bool:

@@ -80,11 +80,8 @@ def _written_phrases(papers: list[Paper]) -> frozenset[str]:
 def _of_phrases(text: str) -> set[str]:
     """ "X of Y" written with spaces, as the stemmed phrase "X-of-Y" (as hyphens write it)."""
     said = "".join(c if c.isalnum() else " " for c in text.lower()).split()
-    return {f"{stem(said[i - 1])}-of-{stem(said[i + 1])}" for i in _of_at(said)}
-
-
-def _of_at(said: list[str]) -> list[int]:
-    return [i for i in range(1, len(said) - 1) if said[i] == "of"]
+    runs = zip(said, said[1:], said[2:], strict=False)
+    return {f"{stem(a)}-of-{stem(b)}" for a, of, b in runs if of == "of"}
 
 
 def _text(paper: Paper) -> str:

@@ -142,9 +142,9 @@ def _prepare(
         text = meant = again[0]
         depth = again[1] or assistant.retriever.calibration.list_pool  # 0: as a list is judged
         k, previous = assistant.wanted(depth, None), None
-    elif all_shown(meant, previous):  # "show the rest" when the list left none out
+    elif previous is not None and all_shown(meant, previous):  # "show the rest": none left
         turn = Turn(question, meant, [], meant=meant)
-        turn.result = all_shown_answer(turn, previous, assistant)  # type: ignore[arg-type]
+        turn.result = all_shown_answer(turn, previous, assistant)
         return turn
     before = earlier(meant, previous, about)
     theirs = their_authors(meant, before)

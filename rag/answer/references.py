@@ -178,7 +178,7 @@ def _by_author(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
     if not read.short_follow_up(text):
         return ()
     said = ["".join(c for c in w if c.isalpha() or c == "'") for w in text.casefold().split()]
-    after_by = [w for i, w in enumerate(said[:-1]) if w == "by" for w in said[i + 1 : i + 3]]
+    after_by = [x for i, w in enumerate(said) if w == "by" for x in said[i + 1 : i + 3]]
     before_et_al = [said[i - 1] for i, w in enumerate(said[1:-1], 1) if w == "et"]
     possessive = [w[:-2] for w in said if w.endswith("'s")]
     # one of those shown ("which one", "the one by"), not a person's papers ("any by X?")
