@@ -17,7 +17,6 @@ from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.corpus.bibtex import bibtex
 from rag.lang.messages import TIER_ZH, message, question_language
-from rag.lang.pointers import asks as asked_of
 from rag.lang.pointers import is_comparison, which_about
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
@@ -207,11 +206,6 @@ METADATA_HEADING_ZH = "以下信息来自索引中的论文记录（录用结果
 def bibtex_lines(papers: list[Paper], question: str) -> list[str]:
     """The papers' BibTeX as the chat shows it: a line saying so, then a code block."""
     return ["", message("bibtex", question), fenced(bibtex(papers).strip(), "bibtex")]
-
-
-def asks_bibtex(question: str) -> bool:
-    """ "bibtex for Cybench", "how do i cite it?"."""
-    return "bibtex" in asked_of(question)
 
 
 def _article(tier: str) -> str:

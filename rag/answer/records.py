@@ -13,10 +13,10 @@ from __future__ import annotations
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
-from rag.answer.followup import asks_bibtex, bibtex_lines, record_fact
+from rag.answer.followup import bibtex_lines, record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
-from rag.lang.intent import TIER_CHOICE, Asked, read_question
+from rag.lang.intent import TIER_CHOICE, Asked, phrase_pattern, read_question, words
 from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
 
@@ -96,7 +96,7 @@ def record_answer(
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
             return records_cited(turn, lines, [sources[0]], assistant)
         return None
-    if asked_for and asks_bibtex(question):  # "bibtex for Cybench": its entry
+    if asked_for and _asks_bibtex(question):  # "bibtex for Cybench": its entry
         lines = [record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
         return records_cited(turn, lines + bibtex_lines([paper], question), sources[:1], assistant)
     if not asked_for or not (asked.authors_of or asked.tier_asked):
@@ -257,3 +257,8 @@ def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) ->
     lines = [message("all_shown", question).format(n=len(shown)), ""]
     lines += [record_line(n, s.paper, [s.paper.decision], question) for n, s in enumerate(shown, 1)]
     return records_cited(turn, lines, shown, assistant, rest=False)
+
+
+def _asks_bibtex(question: str) -> bool:
+    """ "bibtex for Cybench", "how do i cite FlexPrefill?" (rag/lang/intent_words.toml)."""
+    return bool(phrase_pattern(tuple(words()["words"]["bibtex"])).search(question))

@@ -154,7 +154,7 @@ _ASKS = {
         r"|by\s+whom|whose)\b",
         re.I,
     ),
-    "bibtex": re.compile(r"\b(?:bibtex|bib\s+entry|how\s+(?:do|should|to)\s+i\s+cite)\b", re.I),
+    "bibtex": phrase_pattern(tuple(intent_words()["words"]["bibtex"])),
 }
 MAX_FOLLOW_UP_TOPIC_TERMS = 4  # a pronoun follow-up asks about little new ("how fast is it?")
 MAX_CHINESE_FOLLOW_UP = 40  # characters: "总结一下第二篇", "其中哪些是口头报告？"
