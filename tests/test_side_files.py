@@ -426,7 +426,15 @@ def test_a_reordered_bm25_cache_is_rebuilt(seed_copy: Settings, embeddings: Any)
 
 @pytest.mark.parametrize(
     "damage",
-    ["empty matrix", "meta nested", "vocab a list", "chunk ids not strings", "params garbage"],
+    [
+        "empty matrix",
+        "meta nested",
+        "vocab a list",
+        "chunk ids not strings",
+        "params garbage",
+        "phrase matrix empty",
+        "phrase index missing",
+    ],
 )
 def test_a_corrupt_bm25_cache_is_rebuilt(seed_copy: Settings, embeddings: Any, damage: str) -> None:
     index = _open(seed_copy, embeddings)
@@ -442,11 +450,16 @@ def test_a_corrupt_bm25_cache_is_rebuilt(seed_copy: Settings, embeddings: Any, d
         meta = json.loads((folder / "meta.json").read_text())
         meta["chunk_ids"] = list(range(len(meta["chunk_ids"])))
         (folder / "meta.json").write_text(json.dumps(meta))
+    elif damage == "phrase matrix empty":
+        (folder / "phrases" / "data.csc.index.npy").write_bytes(b"")
+    elif damage == "phrase index missing":
+        shutil.rmtree(folder / "phrases")
     else:
         (folder / "bm25" / "params.index.json").write_text('{"k1": "x", "method": [1]}')
     fresh = _open(seed_copy, embeddings).keyword_index()
     assert fresh.chunk_ids == before.chunk_ids
     assert fresh.search("attention", 3) == before.search("attention", 3)
+    assert fresh.search("self attention", 3) == before.search("self attention", 3)  # a phrase
 
 
 NAMED = [

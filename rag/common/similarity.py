@@ -60,12 +60,14 @@ def mmr(
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
 _LETTERS = re.compile(r"[a-z]+")
-STOPWORDS = frozenset(
-    # function words (bm25s' English list and a few more)
+# Function words (bm25s' English list and a few more).
+FUNCTION_WORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their "
     "then there these they this to was will with from were has have had its than them which "
     "while when where what who how can also over those our we more most about between both "
-    "each other only did does any "
+    "each other only did does any".split()
+)
+STOPWORDS = FUNCTION_WORDS | frozenset(
     # words every abstract uses, whatever it is about
     "paper papers paper's work works method model models approach show shows propose proposed "
     "using use used based new find found study studies authors author "

@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from rag.common.atomic import atomic_write
 from rag.common.side_files import SideFileError, read_json, warn
-from rag.common.similarity import STOPWORDS, stem, stemmer, term_parts, terms
+from rag.common.similarity import FUNCTION_WORDS, STOPWORDS, stem, stemmer, term_parts, terms
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -59,9 +59,11 @@ else:
     bm25s = _import_bm25s()
 
 # Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
-FORMAT = 4
+FORMAT = 5
 MAX_CACHE_BYTES = 1 << 30  # per file of a saved index (2,123 papers: about 2 MB in all)
 _STOPWORD_LIST = sorted(STOPWORDS)
+_FUNCTION_WORDS = sorted(FUNCTION_WORDS)
+PHRASE_QUERY_WORDS = 3  # a longer query is a sentence: its neighbouring words are no phrase
 
 
 _HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
@@ -92,6 +94,20 @@ def _tokenize(
     )
 
 
+def _pairs(texts: list[str]) -> list[list[str]]:
+    """Each two neighbouring words of each text as one token, function words left out and
+    "model" kept ("consistency models" -> "consist model"), no pair of a word every abstract
+    or question frame uses ("papers study", "new"): the phrase index's tokens."""
+    words = bm25s.tokenize(
+        texts, return_ids=False, stopwords=_FUNCTION_WORDS, stemmer=stemmer(), show_progress=False
+    )
+    common = {stem(w) for w in STOPWORDS - FUNCTION_WORDS} - {"model"}
+    return [
+        [f"{a} {b}" for a, b in zip(w, w[1:], strict=False) if a not in common and b not in common]
+        for w in words
+    ]
+
+
 def _parts(term: str) -> set[str]:
     """Where a term is known: itself, and the parts of a compound ("over-smoothing")."""
     first, *rest = term.split("-")
@@ -105,6 +121,9 @@ class KeywordIndex:
     """BM25 over chunk texts; `chunk_ids[i]` and `paper_ids[i]` describe document i."""
 
     retriever: bm25s.BM25 | None
+    # BM25 over the chunks' neighbouring word pairs (`_pairs`), read for a short query: a
+    # paper that writes "consistency models" ranks above one that writes "consistency" alone.
+    phrases: bm25s.BM25 | None
     chunk_ids: list[str]
     paper_ids: list[str]
     generation: str
@@ -116,14 +135,16 @@ class KeywordIndex:
     def build(
         cls, chunk_ids: list[str], paper_ids: list[str], texts: list[str], generation: str
     ) -> KeywordIndex:
-        retriever = None
+        retriever = phrases = None
         if texts:
             retriever = bm25s.BM25(csc_backend="numpy")  # the same matrix as scipy's
             retriever.index(_tokenize(texts), show_progress=False)
+            phrases = bm25s.BM25(csc_backend="numpy")
+            phrases.index(_pairs(texts), show_progress=False)
         counts: Counter[str] = Counter()
         for text in texts:
             counts.update(term_parts(text))
-        return cls(retriever, chunk_ids, paper_ids, generation, dict(counts))
+        return cls(retriever, phrases, chunk_ids, paper_ids, generation, dict(counts))
 
     def idf(self, term: str) -> float:
         return math.log(1 + len(self.chunk_ids) / (1 + self.term_counts.get(term, 0)))
@@ -147,6 +168,15 @@ class KeywordIndex:
         if not tokens.vocab or len(tokens.ids[0]) == 0:
             return []
         n = min(n, len(self.chunk_ids))
+        pairs = _pairs([query])[0]
+        if self.phrases is not None and len(pairs) < PHRASE_QUERY_WORDS:  # a phrase, no sentence
+            if pairs := [p for p in pairs if p in self.phrases.vocab_dict]:  # both scores added
+                scores = self.phrases.get_scores(pairs)
+                words = bm25s.tokenization.convert_tokenized_to_string_list(tokens)[0]
+                if any(w in self.retriever.vocab_dict for w in words):
+                    scores = scores + self.retriever.get_scores(words)
+                best = np.argsort(-scores, kind="stable")[:n]
+                return [(self.chunk_ids[int(d)], float(scores[d])) for d in best if scores[d] > 0]
         try:
             docs, scores = self.retriever.retrieve(tokens, k=n, show_progress=False, n_threads=1)
         except (ValueError, KeyError):
@@ -182,8 +212,9 @@ class KeywordIndex:
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex}")
         tmp.mkdir()
-        if self.retriever is not None:
+        if self.retriever is not None and self.phrases is not None:
             self.retriever.save(str(tmp / "bm25"))
+            self.phrases.save(str(tmp / "phrases"))
         meta = {
             "format": FORMAT,
             "generation": self.generation,
@@ -206,7 +237,8 @@ class KeywordIndex:
         if not (directory / "meta.json").exists():
             return None
         try:
-            for path in [directory / "meta.json", *sorted((directory / "bm25").glob("*"))]:
+            saved = [*(directory / "bm25").glob("*"), *(directory / "phrases").glob("*")]
+            for path in [directory / "meta.json", *sorted(saved)]:
                 info = path.lstat()
                 if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES:
                     raise SideFileError(
@@ -215,13 +247,15 @@ class KeywordIndex:
             meta = read_json(directory / "meta.json", MAX_CACHE_BYTES)
             if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 return None
-            retriever = None
+            retriever = phrases = None
             if (directory / "bm25").exists():
-                retriever = bm25s.BM25.load(
-                    str(directory / "bm25"), mmap=False, show_progress=False
+                retriever, phrases = (
+                    bm25s.BM25.load(str(directory / part), mmap=False, show_progress=False)
+                    for part in ("bm25", "phrases")
                 )
             index = cls(
                 retriever,
+                phrases,
                 meta["chunk_ids"],
                 meta["paper_ids"],
                 meta["generation"],
@@ -253,23 +287,24 @@ class KeywordIndex:
             and all(type(v) is int for v in self.term_counts.values())
         ):
             raise ValueError("ids or term counts not as written")
-        if self.retriever is None:
-            if ids:
+        if self.retriever is None or self.phrases is None:
+            if ids or self.retriever is not self.phrases:
                 raise ValueError("no matrix for the chunks")
             return
-        scores = self.retriever.scores
-        indices, indptr = np.asarray(scores["indices"]), np.asarray(scores["indptr"])
-        if (
-            scores.get("num_docs") != len(ids)
-            or indptr.ndim != 1
-            or len(indptr) != len(self.retriever.vocab_dict)
-            or indptr[0] != 0
-            or indptr[-1] != len(indices)
-            or (np.diff(indptr) < 0).any()
-            or (len(indices) and (indices.min() < 0 or indices.max() >= len(ids)))
-            or len(np.asarray(scores["data"])) != len(indices)
-        ):
-            raise ValueError("a matrix of another shape than its ids")
+        for matrix in (self.retriever, self.phrases):
+            scores = matrix.scores
+            indices, indptr = np.asarray(scores["indices"]), np.asarray(scores["indptr"])
+            if (
+                scores.get("num_docs") != len(ids)
+                or indptr.ndim != 1
+                or len(indptr) != len(matrix.vocab_dict)
+                or indptr[0] != 0
+                or indptr[-1] != len(indices)
+                or (np.diff(indptr) < 0).any()
+                or (len(indices) and (indices.min() < 0 or indices.max() >= len(ids)))
+                or len(np.asarray(scores["data"])) != len(indices)
+            ):
+                raise ValueError("a matrix of another shape than its ids")
 
 
 T = TypeVar("T")
@@ -314,11 +349,8 @@ class KeywordCache:
             data = read_json(path, MAX_CACHE_BYTES)
         except SideFileError:
             return None
-        if not isinstance(data, dict):
-            return None
-        if data.get("generation") != generation or data.get("version") != version:
-            return None
-        return data.get("value")
+        fresh = isinstance(data, dict) and data.get("generation") == generation
+        return data.get("value") if fresh and data.get("version") == version else None
 
     def save_extra(self, name: str, generation: str, version: int, value: Any) -> None:
         """Keep `value` (JSON) beside the BM25 index; it goes when the index is rebuilt. Best
