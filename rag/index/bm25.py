@@ -94,17 +94,19 @@ def _tokenize(
     )
 
 
-def _pairs(texts: list[str]) -> list[list[str]]:
-    """Each two neighbouring words of each text as one token, function words left out and
-    "model" kept ("consistency models" -> "consist model"), no pair of a word every abstract
-    or question frame uses ("papers study", "new"): the phrase index's tokens."""
-    words = bm25s.tokenize(
+def _pairs(texts: list[str]) -> list[tuple[list[str], int]]:
+    """Per text, its neighbouring word pairs but function words and those every abstract uses
+    ("consistency models" -> "consist model"; not "papers study"), and how many words it has."""
+    found = bm25s.tokenize(
         texts, return_ids=False, stopwords=_FUNCTION_WORDS, stemmer=stemmer(), show_progress=False
     )
     common = {stem(w) for w in STOPWORDS - FUNCTION_WORDS} - {"model"}
     return [
-        [f"{a} {b}" for a, b in zip(w, w[1:], strict=False) if a not in common and b not in common]
-        for w in words
+        (
+            [f"{a} {b}" for a, b in zip(w, w[1:], strict=False) if not {a, b} & common],
+            sum(t not in common for t in w),
+        )
+        for w in found
     ]
 
 
@@ -121,8 +123,7 @@ class KeywordIndex:
     """BM25 over chunk texts; `chunk_ids[i]` and `paper_ids[i]` describe document i."""
 
     retriever: bm25s.BM25 | None
-    # BM25 over the chunks' neighbouring word pairs (`_pairs`), read for a short query: a
-    # paper that writes "consistency models" ranks above one that writes "consistency" alone.
+    # BM25 over the chunks' word pairs (`_pairs`), read for a short query ("consistency models")
     phrases: bm25s.BM25 | None
     chunk_ids: list[str]
     paper_ids: list[str]
@@ -140,7 +141,7 @@ class KeywordIndex:
             retriever = bm25s.BM25(csc_backend="numpy")  # the same matrix as scipy's
             retriever.index(_tokenize(texts), show_progress=False)
             phrases = bm25s.BM25(csc_backend="numpy")
-            phrases.index(_pairs(texts), show_progress=False)
+            phrases.index([p for p, _ in _pairs(texts)], show_progress=False)
         counts: Counter[str] = Counter()
         for text in texts:
             counts.update(term_parts(text))
@@ -168,8 +169,8 @@ class KeywordIndex:
         if not tokens.vocab or len(tokens.ids[0]) == 0:
             return []
         n = min(n, len(self.chunk_ids))
-        pairs = _pairs([query])[0]
-        if self.phrases is not None and len(pairs) < PHRASE_QUERY_WORDS:  # a phrase, no sentence
+        pairs, size = _pairs([query])[0]
+        if self.phrases is not None and size <= PHRASE_QUERY_WORDS:  # a phrase, no sentence
             if pairs := [p for p in pairs if p in self.phrases.vocab_dict]:  # both scores added
                 scores = self.phrases.get_scores(pairs)
                 words = bm25s.tokenization.convert_tokenized_to_string_list(tokens)[0]
