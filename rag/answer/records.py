@@ -16,7 +16,14 @@ from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import bibtex_lines, record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
-from rag.lang.intent import TIER_CHOICE, Asked, phrase_pattern, read_question, words
+from rag.lang.intent import (
+    TIER_CHOICE,
+    Asked,
+    phrase_pattern,
+    read_question,
+    without_venue,
+    words,
+)
 from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
 
@@ -76,6 +83,8 @@ def record_answer(
             if filters is not None and (filters.tiers or filters.keywords):  # "X's orals": 1, not 8
                 found = retriever.index.get_papers(ids)
                 ids = [i for i in ids if i in found and filters.accepts(found[i])]
+            if topic := retriever.people.topic(without_venue(turn.standalone), person):
+                return _person_on_topic(turn, person.names, ids, topic, assistant, len(theirs))
             return _person_answer(turn, theirs, person.names, len(ids), assistant)
         if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
             return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
@@ -185,6 +194,42 @@ def _person_answer(
     # Their papers and nothing else; how many there are, for "show me the others" and "which
     # of them are orals?" (asked again of all of them)
     return records_cited(turn, lines, theirs, assistant, rest=False, counted=total)
+
+
+def _person_on_topic(
+    turn: Turn,
+    names: tuple[str, ...],
+    ids: list[str],
+    topic: str,
+    assistant: Assistant,
+    k: int,
+) -> CitedAnswer:
+    """ "any by Percy Liang on benchmarks?": their papers the topic's relevance keeps (the
+    threshold a list answer uses), the closest first, up to `k` (as many as the search
+    showed of theirs: "show the rest" asks for all); when none, said, and theirs listed."""
+    question, retriever = turn.question, assistant.retriever
+    found = retriever.index.get_papers(ids)
+    papers = [found[i] for i in ids if i in found]
+    scores = retriever.topic_relevance(topic, papers)
+    ranked = sorted(zip(scores, papers, strict=True), key=lambda p: -p[0])
+    on = [RetrievedPaper(p, s, 0.0) for s, p in ranked if s >= retriever.threshold]
+    if not on:
+        theirs = [RetrievedPaper(p, s, 0.0) for s, p in ranked][:k]
+        head = message("by_person_off_topic", question)
+        head = head.format(name=_named(names), n=len(papers), topic=inert_markers(topic))
+        return records_cited(
+            turn, _with_tiers(head, theirs, question), theirs, assistant, rest=False
+        )
+    head = message("by_person_topic", question).format(
+        name=_named(names), topic=inert_markers(topic), m=len(on), n=len(papers)
+    )
+    lines = _with_tiers(head, on[:k], question)
+    if len(on) > k:
+        lines += ["", message("by_person_more", question).format(k=k, n=len(on))]
+    if len(papers) > len(on):
+        others = message("by_person_others", question)
+        lines += ["", others.format(n=len(papers) - len(on), name=_named(names))]
+    return records_cited(turn, lines, on[:k], assistant, rest=False, counted=len(on))
 
 
 def _none_of_theirs(

@@ -68,6 +68,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "links": "Links to copy:",
         "all_shown": "All {n} papers this list found are shown above; there is no rest to "
         "show. For more, ask a broader question.",
+        "by_person_topic": "Papers with {name} among their authors in the index on {topic} "
+        "({m} of their {n}), from the papers' author lists, titles and abstracts:",
+        "by_person_others": 'Their other {n} papers are on other topics: ask "papers by {name}" '
+        "for all of them.",
+        "by_person_off_topic": "None of the {n} papers with {name} among their authors in the "
+        "index is on {topic}, by its title and abstract; their papers are:",
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
         "is {tiers}; their papers are:",
         "no_author": "No paper in the index lists {name} among its authors (the papers' "
@@ -172,6 +178,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "links": "可复制的链接：",
         "all_shown": "上面已列出这次找到的全部 {n} 篇论文，没有剩下的了。"
         "想看更多，请换一个更宽泛的问题。",
+        "by_person_topic": "索引中作者包括 {name} 且关于 {topic} 的论文（其 {n} 篇中的 {m} 篇，"
+        "依据论文的作者列表、标题和摘要）：",
+        "by_person_others": "其余 {n} 篇是其他主题：问“{name} 的论文”可列出全部。",
+        "by_person_off_topic": "索引中作者包括 {name} 的 {n} 篇论文，"
+        "从标题和摘要看没有一篇关于 {topic}；这些论文是：",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
         "no_author": "索引中没有任何论文的作者列表包含 {name}（作者列表只有姓名，没有单位）。",
         "similar_authors": "索引中姓名相近的作者：",

@@ -349,6 +349,40 @@ class PaperPeople:
         """The person `question` names, or None."""
         return self.current(keyword).match(question, asks_people)
 
+    def topic(self, question: str, person: Person) -> str:
+        """What `question` asks of `person`'s papers besides them, in its folded words: what
+        follows "on", "about", "interested in" ("any by percy liang on benchmarks?" ->
+        "benchmarks"), else the words just before "papers" ("neel nanda interp papers" ->
+        "interp"); "" when it asks for all of them, or for the others ("besides the SAE
+        stuff"), or names them in a way not cut out safely (a slip, a German spelling)."""
+        lists = words()["words"]
+        if phrase_pattern(tuple(lists["person_topic_except"])).search(question):
+            return ""
+        name, frame = person.written.split(), _asking_words()
+        marker = list(phrase_pattern(tuple(lists["person_topic"])).finditer(question))
+        if marker:
+            after = fold(_CLAUSE.split(question[marker[-1].end() :])[0])
+            cut = next((i for i in range(len(after)) if after[i : i + len(name)] == name), None)
+            run = after[:cut]
+        else:
+            folded = fold(question)
+            at = next((i for i in range(len(folded)) if folded[i : i + len(name)] == name), None)
+            nouns = [i for i, w in enumerate(folded) if w in ("papers", "paper", "stuff", "work")]
+            if at is None or not nouns:
+                return ""
+            before = folded[at + len(name) if at < nouns[0] else 0 : nouns[0]]
+            run = []
+            for word in reversed(before):  # "neel nanda interp papers": the words next to it
+                if word in frame or len(word) < 2:
+                    break
+                run.insert(0, word)
+        while run and (run[0] in frame or len(run[0]) < 2):
+            run.pop(0)
+        while run and (run[-1] in frame or len(run[-1]) < 2):
+            run.pop()
+        spelled = words()["acronyms"]  # "rl" is no term: "reinforcement learning" is
+        return " ".join(spelled.get(w.upper(), w) if len(w) == 2 else w for w in run)
+
     def absent(self, question: str, asks_people: bool = True) -> str | None:
         """The name of a person a question asks about whom no indexed paper lists as an
         author ("papers by Tri Dao"), or None (see `absent_name`); asked once `named` found
@@ -360,6 +394,20 @@ class PaperPeople:
     def similar(self, name: str) -> list[tuple[str, int]]:
         """The indexed authors spelled much like `name`, with their papers' number."""
         return self.current().similar(name)
+
+
+@cache
+def _asking_words() -> frozenset[str]:
+    """The words that ask for a person's papers or frame a question, not what it is about."""
+    lists = words()["words"]
+    phrases = [*lists["people"], *lists["person_frame"], *lists["topic_frame"], *lists["filler"]]
+    tiers = [w for names in words()["tiers"].values() for w in names]
+    said = frozenset(w for p in [*phrases, *tiers] for w in fold(p)) | STOPWORDS
+    return said - {"model", "models"}  # "diffusion language model": a topic's word
+
+
+# Where the words of a topic end: a clause's punctuation, or a dash between spaces.
+_CLAUSE = re.compile(r"[?!;,.。，？！；]\s|[?!;,。，？！；]|\s[-–—]+\s")
 
 
 def _saved_people(saved: Any) -> AuthorIndex | None:

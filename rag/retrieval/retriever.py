@@ -22,7 +22,7 @@ from rag.retrieval.relevance import Relevance
 from rag.retrieval.spelling import Spelling
 from rag.retrieval.titles import PaperTitles
 from rag.settings import MAX_K, RetrievalSettings, Settings
-from rag.types import Filters, RetrievedPaper
+from rag.types import Filters, Paper, RetrievedPaper
 
 Mode = Literal["hybrid", "dense", "keyword"]
 
@@ -302,6 +302,19 @@ class Retriever:
     def paper_relevance(self, query: str, results: list[RetrievedPaper]) -> list[float]:
         """Each result's own relevance to `query` (`Relevance.paper_relevance`)."""
         return self.judge.paper_relevance(query, results)
+
+    def topic_relevance(self, topic: str, papers: list[Paper]) -> list[float]:
+        """Each paper's relevance to `topic`, on the scale of `threshold`, from its own vector
+        (a person's papers, found by name, were never searched for the topic)."""
+        vectors = self.index.paper_vectors([p.id for p in papers])
+        query = np.asarray(self.embeddings.embed_query(english_query(topic)))
+        cosine = {
+            pid: float(v @ query / (np.linalg.norm(v) * np.linalg.norm(query) or 1.0))
+            for pid, v in vectors.items()
+        }
+        return self.paper_relevance(
+            topic, [RetrievedPaper(p, 0.0, cosine.get(p.id, 0.0)) for p in papers]
+        )
 
     def coverage(self, query: str, results: list[RetrievedPaper]) -> list[float]:
         """Each result's share of the question's terms (`Relevance.coverage`)."""
