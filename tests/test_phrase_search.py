@@ -56,3 +56,11 @@ def test_a_topic_of_two_words_finds_the_papers_that_write_it(corpus: Assistant) 
         first = next(s.paper for s in result.sources if s.paper.id == result.citations[0].paper_id)
         assert _writes(f"{first.title} {first.abstract}", phrase)
         assert "Forecasters" not in first.title
+
+
+def test_a_common_phrase_says_no_more_than_its_rarer_word(corpus: Assistant) -> None:
+    """ "diffusion models" is what most chunks with "diffusion" write: read as a phrase, it
+    outweighed "lora" and "papers on lora for diffusion models" listed diffusion papers that
+    never mention LoRA."""
+    found = corpus.retriever.search("lora for diffusion models", k=5)
+    assert all("lora" in f"{r.paper.title} {r.paper.abstract}".lower() for r in found)

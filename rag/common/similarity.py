@@ -113,6 +113,26 @@ def stem(word: str) -> str:
     return _LETTERS.sub(lambda m: stemmer().stemWord(m.group()), word)
 
 
+# BM25's words (bm25s' token pattern): two or more letters or digits.
+_BM25_WORD = re.compile(r"(?u)\b\w\w+\b")
+
+
+def word_pairs(text: str) -> tuple[list[str], int]:
+    """`text`'s neighbouring word pairs, stemmed, function words left out and none of a word
+    every abstract uses ("consistency models" -> "consist model"; not "papers study"), and how
+    many words it has besides those: the phrase index's tokens (rag.index.bm25)."""
+    words = [stem(w) for w in _BM25_WORD.findall(text.lower()) if w not in FUNCTION_WORDS]
+    common = _common_stems()
+    pairs = [f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if not {a, b} & common]
+    return pairs, sum(w not in common for w in words)
+
+
+@cache
+def _common_stems() -> frozenset[str]:
+    """The stems of the words every abstract uses, but "model" ("consistency models")."""
+    return frozenset(stem(w) for w in STOPWORDS - FUNCTION_WORDS) - {"model"}
+
+
 def lexical_scores(
     query: str, texts: Sequence[str], idf: Callable[[str], float] | None = None
 ) -> np.ndarray:

@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from rag.common.atomic import atomic_write
 from rag.common.side_files import SideFileError, read_json, warn
-from rag.common.similarity import FUNCTION_WORDS, STOPWORDS, stem, stemmer, term_parts, terms
+from rag.common.similarity import STOPWORDS, stem, stemmer, term_parts, terms, word_pairs
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -59,11 +59,11 @@ else:
     bm25s = _import_bm25s()
 
 # Bumped whenever what is saved, or how texts become terms, changes: older caches are rebuilt.
-FORMAT = 5
+FORMAT = 6
 MAX_CACHE_BYTES = 1 << 30  # per file of a saved index (2,123 papers: about 2 MB in all)
 _STOPWORD_LIST = sorted(STOPWORDS)
-_FUNCTION_WORDS = sorted(FUNCTION_WORDS)
 PHRASE_QUERY_WORDS = 3  # a longer query is a sentence: its neighbouring words are no phrase
+PHRASE_SHARE = 0.5  # a phrase: written by at most this share of the chunks with its rarer word
 
 
 _HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
@@ -94,20 +94,10 @@ def _tokenize(
     )
 
 
-def _pairs(texts: list[str]) -> list[tuple[list[str], int]]:
-    """Per text, its neighbouring word pairs but function words and those every abstract uses
-    ("consistency models" -> "consist model"; not "papers study"), and how many words it has."""
-    found = bm25s.tokenize(
-        texts, return_ids=False, stopwords=_FUNCTION_WORDS, stemmer=stemmer(), show_progress=False
-    )
-    common = {stem(w) for w in STOPWORDS - FUNCTION_WORDS} - {"model"}
-    return [
-        (
-            [f"{a} {b}" for a, b in zip(w, w[1:], strict=False) if not {a, b} & common],
-            sum(t not in common for t in w),
-        )
-        for w in found
-    ]
+def _docs(matrix: bm25s.BM25, token: str) -> int:
+    """How many chunks hold `token` (its column of the matrix)."""
+    at, indptr = matrix.vocab_dict.get(token), matrix.scores["indptr"]
+    return 0 if at is None else int(indptr[at + 1] - indptr[at])
 
 
 def _parts(term: str) -> set[str]:
@@ -141,7 +131,7 @@ class KeywordIndex:
             retriever = bm25s.BM25(csc_backend="numpy")  # the same matrix as scipy's
             retriever.index(_tokenize(texts), show_progress=False)
             phrases = bm25s.BM25(csc_backend="numpy")
-            phrases.index([p for p, _ in _pairs(texts)], show_progress=False)
+            phrases.index([word_pairs(t)[0] for t in texts], show_progress=False)
         counts: Counter[str] = Counter()
         for text in texts:
             counts.update(term_parts(text))
@@ -169,9 +159,9 @@ class KeywordIndex:
         if not tokens.vocab or len(tokens.ids[0]) == 0:
             return []
         n = min(n, len(self.chunk_ids))
-        pairs, size = _pairs([query])[0]
+        pairs, size = word_pairs(query)
         if self.phrases is not None and size <= PHRASE_QUERY_WORDS:  # a phrase, no sentence
-            if pairs := [p for p in pairs if p in self.phrases.vocab_dict]:  # both scores added
+            if pairs := [p for p in pairs if self._informative(p)]:  # both scores added
                 scores = self.phrases.get_scores(pairs)
                 words = bm25s.tokenization.convert_tokenized_to_string_list(tokens)[0]
                 if any(w in self.retriever.vocab_dict for w in words):
@@ -187,6 +177,14 @@ class KeywordIndex:
             for d, s in zip(docs[0], scores[0], strict=True)
             if s > 0
         ]
+
+    def _informative(self, pair: str) -> bool:
+        """Whether some chunk writes `pair` and far fewer than write its rarer word alone:
+        "consistency models" (7 against 400) is a phrase, "diffusion models" (most chunks
+        with "diffusion") says no more than "diffusion" does."""
+        assert self.retriever is not None and self.phrases is not None
+        rarest = min(_docs(self.retriever, w) or len(self.chunk_ids) for w in pair.split())
+        return 0 < _docs(self.phrases, pair) <= PHRASE_SHARE * rarest
 
     def documents_match(self, texts: dict[int, str]) -> bool:
         """Whether document `i` of the matrix holds the terms of `texts[i]`, for each `i` given:
