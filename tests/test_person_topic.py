@@ -94,3 +94,15 @@ def test_show_the_rest_of_a_persons_papers_on_a_topic(corpus: Assistant) -> None
     rest = then("show the rest", first, corpus)
     assert len(rest.citations) == first.counted
     assert rest.answer.splitlines()[0] == first.answer.splitlines()[0]
+
+
+def test_who_are_its_authors_of_a_paper_named_by_its_author(corpus: Assistant) -> None:
+    """ "no, I meant the snell paper. who are its authors?" listed his papers, not their
+    authors ("who are its authors" inside a longer question was not read as asking them)."""
+    first = answer("papers on test-time compute scaling", assistant=corpus)
+    assert any("Snell" in " ".join(s.paper.authors) for s in first.sources)
+    result = then("no, I meant the snell paper. who are its authors?", first, corpus)
+    assert not result.answer.startswith("Papers with")
+    cited = [s.paper for s in result.sources if s.paper.id == result.citations[0].paper_id]
+    assert "Snell" in " ".join(cited[0].authors)
+    assert all(name in result.answer for name in cited[0].authors)

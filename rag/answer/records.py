@@ -78,6 +78,8 @@ def record_answer(
     person = retriever.people.named(turn.standalone, asked.people) if ask_person else None
     if person is not None:
         theirs = [s for s in sources if s.paper.id in set(person.paper_ids)]
+        if theirs and asked.authors_of:  # "no, I meant the snell paper. who are its authors?"
+            return _authors_answer(turn, theirs[: assistant.settings.retrieval.k], assistant)
         if theirs:
             ids = list(person.paper_ids)
             if filters is not None and (filters.tiers or filters.keywords):  # "X's orals": 1, not 8
@@ -119,9 +121,18 @@ def record_answer(
             verdict = message(key, question).format(decision=inert_markers(paper.decision))
         lines = [verdict, "", record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
     else:
-        facts = [record_fact(paper, "authors", zh), record_fact(paper, "tier", zh)]
-        lines = [message("authors_of", question), "", record_line(1, paper, facts, question)]
+        return _authors_answer(turn, sources[:1], assistant)
     return records_cited(turn, lines, [sources[0]], assistant)
+
+
+def _authors_answer(turn: Turn, shown: list[RetrievedPaper], assistant: Assistant) -> CitedAnswer:
+    """Who wrote the papers `shown`, from their records (authors and tier)."""
+    zh = question_language(turn.question) == "zh"
+    lines = [message("authors_of", turn.question), ""]
+    for n, source in enumerate(shown, start=1):
+        facts = [record_fact(source.paper, "authors", zh), record_fact(source.paper, "tier", zh)]
+        lines.append(record_line(n, source.paper, facts, turn.question))
+    return records_cited(turn, lines, shown, assistant)
 
 
 def title_records_answer(turn: Turn, assistant: Assistant) -> CitedAnswer | None:
