@@ -8,7 +8,7 @@ data/eval/ (the `rag eval` sets, the named, list and ask sets) is searched on th
 index with the query embedded by ONNX float32 and by the other backend. Printed: the largest
 difference in relevance score and in query-vector cosine, and how many decisions flip:
 answered or refused, the first paper, the top-10 papers in order, and which papers a list
-answer keeps (the subject test of rag.answer.list_cut). Target: 0 flips.
+answer keeps (the subject test of rag.answer.judge.listed). Target: 0 flips.
 
 For the spread between machines that int8 causes, run it with `--other onnx-int8`.
 """

@@ -9,7 +9,7 @@
 For each question, at 5 and 10 sources: precision = cited gold papers / cited papers, recall =
 cited gold papers / min(|gold|, k); averaged over the questions. The answers are written with
 no cut (every paper above the relevance threshold among the k retrieved) and with the
-configured judge (rag.answer.list_cut: `Calibration.list_min_coverage`,
+configured judge (rag.answer.judge.listed: `Calibration.list_min_coverage`,
 `list_closeness_weight`, `list_lead`, `list_pool`), then with each constant moved.
 
 Each question's gold set is made by a rule over titles and abstracts (`gold_rule`, a few by
@@ -44,8 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rag.answer.judge import Judge, Verdict
-from rag.answer.list_cut import subject_closeness, subject_shares
+from rag.answer.judge import Judge, Verdict, subject_closeness, subject_shares
 from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.lang.intent import Intent, understand
 from rag.settings import get_settings

@@ -1,4 +1,4 @@
-"""Where list answers stop (rag.answer.list_cut), on the bundled corpus and the real model."""
+"""Where list answers stop (rag.answer.judge.listed), on the bundled corpus and the real model."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from rag.answer.judge import Judged, Verdict, kept, verdict_fields
-from rag.answer.list_cut import subject_shares
+from rag.answer.judge import Judged, Verdict, kept, subject_shares, verdict_fields
 from rag.answer.pipeline import Assistant, answer
 from rag.cli.main import main
 from rag.lang.intent import read_question, understand

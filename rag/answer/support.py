@@ -226,7 +226,7 @@ def spell_out(abstract: str, texts: Sequence[str]) -> list[str]:
 
 def embedded_texts(paper: Paper) -> list[str]:
     """What the answer stage embeds of a paper: its shown title and its sentences (the list
-    cut, rag.answer.list_cut) and its passages (the extractive writer), abbreviations spelled
+    cut, rag.answer.judge.listed) and its passages (the extractive writer), abbreviations spelled
     out. `rag vectors build` ships their vectors for the bundled corpus."""
     from rag.index.passages import passages, sentences
 

@@ -93,7 +93,7 @@ class Calibration:
     leaning_penalty: float = 0.1  # a sentence that leans on the one before it
     # A list answer ("Which papers ...", "哪些论文…") checks list_pool candidates and names,
     # up to the sources setting (a maximum, not a quota), those at or above the relevance
-    # threshold that are about the list's subject (rag.answer.list_cut): the share of the
+    # threshold that are about the list's subject (rag.answer.judge.listed): the share of the
     # subject's terms their title and abstract hold (each weighted by rarity and by how many
     # of the list_lead first candidates hold it), less list_closeness_weight x how far their
     # title or best sentence is from the best cosine to the subject among the candidates, is
