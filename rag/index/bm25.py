@@ -159,15 +159,14 @@ class KeywordIndex:
         if not tokens.vocab or len(tokens.ids[0]) == 0:
             return []
         n = min(n, len(self.chunk_ids))
-        pairs, size = word_pairs(query)
-        if self.phrases is not None and size <= PHRASE_QUERY_WORDS:  # a phrase, no sentence
-            if pairs := [p for p in pairs if self._informative(p)]:  # both scores added
-                scores = self.phrases.get_scores(pairs)
-                words = bm25s.tokenization.convert_tokenized_to_string_list(tokens)[0]
-                if any(w in self.retriever.vocab_dict for w in words):
-                    scores = scores + self.retriever.get_scores(words)
-                best = np.argsort(-scores, kind="stable")[:n]
-                return [(self.chunk_ids[int(d)], float(scores[d])) for d in best if scores[d] > 0]
+        if pairs := self.phrases_of(query):  # a short query that writes a phrase
+            assert self.phrases is not None
+            scores = self.phrases.get_scores(pairs)  # word and phrase scores added
+            words = bm25s.tokenization.convert_tokenized_to_string_list(tokens)[0]
+            if any(w in self.retriever.vocab_dict for w in words):
+                scores = scores + self.retriever.get_scores(words)
+            best = np.argsort(-scores, kind="stable")[:n]
+            return [(self.chunk_ids[int(d)], float(scores[d])) for d in best if scores[d] > 0]
         try:
             docs, scores = self.retriever.retrieve(tokens, k=n, show_progress=False, n_threads=1)
         except (ValueError, KeyError):
@@ -178,13 +177,16 @@ class KeywordIndex:
             if s > 0
         ]
 
-    def _informative(self, pair: str) -> bool:
-        """Whether some chunk writes `pair` and far fewer than write its rarer word alone:
-        "consistency models" (7 against 400) is a phrase, "diffusion models" (most chunks
-        with "diffusion") says no more than "diffusion" does."""
-        assert self.retriever is not None and self.phrases is not None
-        rarest = min(_docs(self.retriever, w) or len(self.chunk_ids) for w in pair.split())
-        return 0 < _docs(self.phrases, pair) <= PHRASE_SHARE * rarest
+    def phrases_of(self, query: str) -> list[str]:
+        """A short query's word pairs that at most PHRASE_SHARE of the chunks with their rarer
+        word write ("consistency models", 7 of 400; not "diffusion models"). None for a sentence."""
+        pairs, size = word_pairs(query)
+        if self.retriever is None or self.phrases is None or size > PHRASE_QUERY_WORDS:
+            return []
+        most = len(self.chunk_ids)
+        rarer = [min(_docs(self.retriever, w) or most for w in p.split()) for p in pairs]
+        held = [_docs(self.phrases, p) for p in pairs]
+        return [p for p, h, r in zip(pairs, held, rarer, strict=True) if 0 < h <= PHRASE_SHARE * r]
 
     def documents_match(self, texts: dict[int, str]) -> bool:
         """Whether document `i` of the matrix holds the terms of `texts[i]`, for each `i` given:
