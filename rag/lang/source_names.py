@@ -84,7 +84,22 @@ _THE_WORD_PAPER = re.compile(
 )
 
 
+# "mle-bench - what does it measure?", "SANA: who made it?": a name, then what is asked of it
+_NAME_THEN_ASKED = re.compile(r"^\s*([A-Za-z0-9][\w.'-]*)\s*[-–—:,]\s+\w")
+
+
 def names_a_paper(text: str) -> bool:
     """ "i'm looking for the MLE-bench paper from openai": "the <name> paper", its name no
-    English word (not "the second paper", "the diffusion paper")."""
-    return any(not ordinary(m.group(1)) for m in _THE_WORD_PAPER.finditer(text))
+    English word (not "the second paper", "the diffusion paper"); or a question that opens
+    with such a name ("mle-bench - what does it measure?"; not "btw, who wrote it?")."""
+    said = [m.group(1) for m in _THE_WORD_PAPER.finditer(text)]
+    if (opening := _NAME_THEN_ASKED.match(text)) and opening.group(1).lower() not in _chat():
+        said.append(opening.group(1))
+    return any(not ordinary(name) for name in said)
+
+
+@cache
+def _chat() -> frozenset[str]:
+    """Words that open a chat message, not a name ("btw", "ok", "lol")."""
+    lists = words()["words"]
+    return frozenset(w.lower() for key in ("filler", "topic_frame") for w in lists[key])

@@ -1,0 +1,24 @@
+"""Defects a researcher met in an eighth blind session in Chromium (questions written before
+any run, by someone who did not read the code), each asserted as the researcher expected it."""
+
+from __future__ import annotations
+
+from rag.answer.pipeline import Assistant, answer
+from rag.lang.source_names import names_a_paper
+from tests.test_sixth_page_session import then
+
+
+def test_a_question_that_opens_with_a_name_is_about_that_paper(corpus: Assistant) -> None:
+    """ "mle-bench - what does it measure and who made it" after Cybench listed Cybench's
+    authors: its "it" was read as the paper shown before."""
+    first = answer("cybench", assistant=corpus)
+    assert first.citations[0].title.startswith("Cybench")
+    result = then("mle-bench - what does it measure and who made it", first, corpus)
+    assert result.citations[0].title.startswith("MLE-bench")
+    assert "Cybench" not in result.answer
+
+
+def test_a_chat_opening_is_no_name() -> None:
+    assert names_a_paper("SANA: who made it?")
+    for question in ("btw, who wrote it?", "ok - and how fast is it?", "thanks, what does it do?"):
+        assert not names_a_paper(question), question
