@@ -22,3 +22,13 @@ def test_a_chat_opening_is_no_name() -> None:
     assert names_a_paper("SANA: who made it?")
     for question in ("btw, who wrote it?", "ok - and how fast is it?", "thanks, what does it do?"):
         assert not names_a_paper(question), question
+
+
+def test_show_the_rest_after_a_summary_lists_all_it_found(corpus: Assistant) -> None:
+    """ "show the rest" after "consistency models" (2 papers quoted, 5 found) said "All 2
+    papers this list found are shown above" although 5 sources were shown."""
+    first = answer("consistency models", assistant=corpus)
+    assert len(first.citations) < first.matched <= len(first.sources)
+    rest = then("show the rest", first, corpus)
+    assert len(rest.citations) == first.matched
+    assert f"quoted {len(first.citations)} of the {first.matched} papers" in rest.answer

@@ -309,8 +309,11 @@ def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) ->
     papers again, not a new search for the words "the rest"."""
     ids = {c.paper_id for c in previous.citations}
     shown = [s for s in previous.sources if s.paper.id in ids] or list(previous.sources)
-    question = turn.question
-    lines = [message("all_shown", question).format(n=len(shown)), ""]
+    question, head = turn.question, message("all_shown", turn.question).format(n=len(shown))
+    if previous.matched > len(shown):  # a summary quoted some of the papers it found: all
+        head = message("all_found", question).format(k=len(shown), n=previous.matched)
+        shown = list(previous.sources[: previous.matched])
+    lines = [head, ""]
     lines += [record_line(n, s.paper, [s.paper.decision], question) for n, s in enumerate(shown, 1)]
     return records_cited(turn, lines, shown, assistant, rest=False)
 

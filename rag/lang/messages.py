@@ -68,6 +68,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "links": "Links to copy:",
         "all_shown": "All {n} papers this list found are shown above; there is no rest to "
         "show. For more, ask a broader question.",
+        "all_found": "The answer above quoted {k} of the {n} papers it found; all {n}, as its "
+        "sources list them (there is no rest beyond them; for more, ask a broader question):",
         "by_person_topic": "Papers with {name} among their authors in the index on {topic} "
         "({m} of their {n}), from the papers' author lists, titles and abstracts:",
         "by_person_others": 'Their other {n} papers are on other topics: ask "papers by {name}" '
@@ -178,6 +180,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "links": "可复制的链接：",
         "all_shown": "上面已列出这次找到的全部 {n} 篇论文，没有剩下的了。"
         "想看更多，请换一个更宽泛的问题。",
+        "all_found": "上面的回答引用了找到的 {n} 篇论文中的 {k} 篇；这 {n} 篇如下"
+        "（没有更多了；想看更多，请换一个更宽泛的问题）：",
         "by_person_topic": "索引中作者包括 {name} 且关于 {topic} 的论文（其 {n} 篇中的 {m} 篇，"
         "依据论文的作者列表、标题和摘要）：",
         "by_person_others": "其余 {n} 篇是其他主题：问“{name} 的论文”可列出全部。",
