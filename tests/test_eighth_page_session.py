@@ -32,3 +32,18 @@ def test_show_the_rest_after_a_summary_lists_all_it_found(corpus: Assistant) -> 
     rest = then("show the rest", first, corpus)
     assert len(rest.citations) == first.matched
     assert f"quoted {len(first.citations)} of the {first.matched} papers" in rest.answer
+
+
+def test_what_no_record_holds_is_said(corpus: Assistant) -> None:
+    """ "iclr 2025 best paper award winners" summarised a paper on "Winner-Takes-All";
+    "which of these have the most citations?" repeated the summary above."""
+    for question in ("iclr 2025 best paper award winners", "引用次数最多的是哪篇？"):
+        result = answer(question, assistant=corpus)
+        assert not result.citations and (
+            "no citation counts" in result.answer or "没有引用次数" in result.answer
+        )
+    first = answer("papers by yoshua bengio", assistant=corpus)
+    result = then("which of these have the most citations?", first, corpus)
+    assert not result.citations and "no citation counts and no awards" in result.answer
+    plain = answer("what is the best paper on diffusion models?", assistant=corpus)
+    assert plain.citations  # a recommendation, not an award

@@ -54,6 +54,8 @@ from rag.answer.records import (
     question_filters,
     record_answer,
     title_records_answer,
+    unrecorded,
+    unrecorded_answer,
 )
 from rag.answer.writer import refuse, write
 from rag.lang.intent import understand
@@ -145,6 +147,10 @@ def _prepare(
     elif previous is not None and all_shown(meant, previous):  # "show the rest": none left
         turn = Turn(question, meant, [], meant=meant)
         turn.result = all_shown_answer(turn, previous, assistant)
+        return turn
+    if unrecorded(meant):  # "which of these have the most citations?": no record holds it
+        turn = Turn(question, meant, [], meant=meant)
+        turn.result = unrecorded_answer(turn, assistant)
         return turn
     before = earlier(meant, previous, about)
     theirs = their_authors(meant, before)

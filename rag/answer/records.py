@@ -318,6 +318,17 @@ def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) ->
     return records_cited(turn, lines, shown, assistant, rest=False)
 
 
+def unrecorded(question: str) -> bool:
+    """ "which of these have the most citations?", "best paper award winners": what no
+    record holds (rag/lang/intent_words.toml `unrecorded`)."""
+    return bool(phrase_pattern(tuple(words()["words"]["unrecorded"])).search(question))
+
+
+def unrecorded_answer(turn: Turn, assistant: Assistant) -> CitedAnswer:
+    """What the records hold, and that this is not among it: no search for its words."""
+    return records_cited(turn, [message("unrecorded", turn.question)], [], assistant, rest=False)
+
+
 def _asks_bibtex(question: str) -> bool:
     """ "bibtex for Cybench", "how do i cite FlexPrefill?" (rag/lang/intent_words.toml)."""
     return bool(phrase_pattern(tuple(words()["words"]["bibtex"])).search(question))
