@@ -47,3 +47,16 @@ def test_what_no_record_holds_is_said(corpus: Assistant) -> None:
     assert not result.citations and "no citation counts and no awards" in result.answer
     plain = answer("what is the best paper on diffusion models?", assistant=corpus)
     assert plain.citations  # a recommendation, not an award
+
+
+def test_what_about_a_person_asks_for_their_papers(corpus: Assistant) -> None:
+    """ "what about tri dao?" after Sergey Levine's papers on offline RL was read as a topic of
+    his papers ("none of his 9 papers is on tri dao")."""
+    first = answer("sergey levine's papers on offline rl", assistant=corpus)
+    absent = then("what about tri dao?", first, corpus)
+    assert absent.answer.startswith("No paper in the index lists Tri Dao")
+    other = then("what about percy liang?", first, corpus)
+    assert other.answer.startswith("Papers with Percy Liang among their authors")
+    topic = then("what about diffusion models?", first, corpus)
+    assert "Sergey Levine" in topic.answer.splitlines()[0]
+    assert "diffusion models" in topic.answer.splitlines()[0]

@@ -225,6 +225,11 @@ def standalone(
     foreign = language(question) != "en"  # rewritten into an English search query
     if not any(role == "user" for role, _ in turns) and not (foreign and assistant.chat_model):
         return question
+    people = assistant.retriever.people
+    if (x := swapped_subject(question)) and (
+        people.named(x) or people.absent(f"papers by {x}", True)
+    ):
+        return f"papers by {x}"  # "what about tri dao?" after a person's papers: theirs
     if assistant.chat_model is None:
         return offline_standalone(question, turns)
     if not needs_rewrite(question):  # already standalone: nothing to rewrite
