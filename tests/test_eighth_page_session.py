@@ -60,3 +60,16 @@ def test_what_about_a_person_asks_for_their_papers(corpus: Assistant) -> None:
     topic = then("what about diffusion models?", first, corpus)
     assert "Sergey Levine" in topic.answer.splitlines()[0]
     assert "diffusion models" in topic.answer.splitlines()[0]
+
+
+def test_who_wrote_it_and_what_is_the_main_idea_gives_both(corpus: Assistant) -> None:
+    """ "who wrote it and what's the main idea" after the Differential Transformer gave the
+    authors alone."""
+    first = answer("differential transformer", assistant=corpus)
+    result = then("who wrote it and what's the main idea", first, corpus)
+    paper = next(s.paper for s in result.sources if s.paper.id == result.citations[0].paper_id)
+    assert "authors:" in result.answer
+    assert result.citations[0].quote in paper.abstract
+    assert f"{result.citations[0].quote} [1]" in result.answer
+    plain = then("who wrote it?", first, corpus)
+    assert result.citations[0].quote not in plain.answer

@@ -17,7 +17,7 @@ from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.corpus.bibtex import bibtex
 from rag.lang.messages import TIER_ZH, message, question_language
-from rag.lang.pointers import is_comparison, which_about
+from rag.lang.pointers import is_comparison, topic_terms, which_about
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
 
@@ -178,11 +178,14 @@ def _metadata_answer(
     entries = "bibtex" in asks  # "give me the bibtex": each paper's line, then its entry
     asks = tuple(a for a in asks if a != "bibtex") or ("tier",)
     quotes = []
+    idea = bool(topic_terms(reference.focus))  # "who wrote it and what's the main idea"
     for n, source in enumerate(listed, start=1):
         paper = source.paper
         facts = " · ".join(record_fact(paper, ask, zh) for ask in asks)
         lines.append(f"- **{inert_markers(' '.join(paper.shown_title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
+        if idea and paper.has_abstract:  # the sentence that says what it contributes
+            lines.append(f"  - {inert_markers(quotes[-1].quote)} [{n}]")
     if entries:
         lines += bibtex_lines([s.paper for s in listed], turn.question)
     return numbered(
