@@ -73,3 +73,10 @@ def test_who_wrote_it_and_what_is_the_main_idea_gives_both(corpus: Assistant) ->
     assert f"{result.citations[0].quote} [1]" in result.answer
     plain = then("who wrote it?", first, corpus)
     assert result.citations[0].quote not in plain.answer
+
+
+def test_any_code_for_it_asks_for_code(corpus: Assistant) -> None:
+    """ "any code for it?" quoted the abstract's opening ("any code?" asked for code)."""
+    first = answer("differential transformer", assistant=corpus)
+    result = then("any code for it?", first, corpus)
+    assert "The abstract gives no code link" in result.answer
