@@ -362,11 +362,10 @@ class PaperPeople:
         marker = list(phrase_pattern(tuple(lists["person_topic"])).finditer(question))
         if marker:
             after = fold(_CLAUSE.split(question[marker[-1].end() :])[0])
-            cut = next((i for i in range(len(after)) if after[i : i + len(name)] == name), None)
-            run = after[:cut]
+            run = after[: _at(after, name)]
         else:
             folded = fold(question)
-            at = next((i for i in range(len(folded)) if folded[i : i + len(name)] == name), None)
+            at = _at(folded, name)
             nouns = [i for i, w in enumerate(folded) if w in ("papers", "paper", "stuff", "work")]
             if at is None or not nouns:
                 return ""
@@ -394,6 +393,11 @@ class PaperPeople:
     def similar(self, name: str) -> list[tuple[str, int]]:
         """The indexed authors spelled much like `name`, with their papers' number."""
         return self.current().similar(name)
+
+
+def _at(words: list[str], name: list[str]) -> int | None:
+    """Where the words of `name` start in `words`, or None."""
+    return next((i for i in range(len(words)) if words[i : i + len(name)] == name), None)
 
 
 @cache
