@@ -80,3 +80,12 @@ def test_any_code_for_it_asks_for_code(corpus: Assistant) -> None:
     first = answer("differential transformer", assistant=corpus)
     result = then("any code for it?", first, corpus)
     assert "The abstract gives no code link" in result.answer
+
+
+def test_in_two_sentences_gives_two(corpus: Assistant) -> None:
+    """ "summarize the first one in 2 sentences" quoted 3."""
+    first = answer("scaling laws for data mixture", assistant=corpus)
+    result = then("summarize the first one in 2 sentences", first, corpus)
+    assert sum(line.startswith("- ") for line in result.answer.splitlines()) == 2
+    one = answer("explain flexprefill in one sentence", assistant=corpus)
+    assert sum(line.startswith("- ") for line in one.answer.splitlines()) == 1

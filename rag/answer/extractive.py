@@ -341,8 +341,15 @@ def _summary(
     groups: dict[int, list[tuple[Sentence, str]]] = {}
     for n in papers:
         own = sorted((s for s, _ in candidates if s.n == n), key=lambda s: s.position)
-        groups[n] = _problem_method_result(own, _title_head(sources[n - 1].paper.title))
+        lines = _problem_method_result(own, _title_head(sources[n - 1].paper.title))
+        if len(lines) > options.per_paper:  # "in 2 sentences": the method, then its result
+            kept = sorted(lines, key=lambda line: _SUMMARY_ORDER.index(line[1]))
+            lines = [line for line in lines if line in kept[: options.per_paper]]
+        groups[n] = lines
     return _render(sources, groups, fixed)
+
+
+_SUMMARY_ORDER = ("Method", "Result", "Problem")  # what a shorter summary keeps first
 
 
 def summary_lines(title: str, abstract: str) -> dict[str, str]:

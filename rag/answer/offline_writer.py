@@ -22,7 +22,7 @@ from rag.answer.judge import verdict_fields
 from rag.lang.gloss import english_query
 from rag.lang.messages import question_language
 from rag.lang.pointers import is_comparison, topic_terms
-from rag.lang.question_kind import wants
+from rag.lang.question_kind import sentences_asked, wants
 
 
 def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
@@ -76,6 +76,8 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             else ("answer" if len(sources) == 1 else "list"),
             calibration=calibration,
         )
+    if said := sentences_asked(turn.question):  # "summarize it in 2 sentences": at most 2
+        options = replace(options, per_paper=min(options.per_paper, said))
     # A question in another language picks its English sentences through its gloss.
     query = english_query(focus)
     if named is not None and not named.whole_subject and wants(query).how_it_works:

@@ -175,6 +175,23 @@ _ASPECTS = (
 )
 
 
+# "in 2 sentences", "in one sentence", "用两句话": how many sentences the answer may have
+_SENTENCES = re.compile(
+    r"\b(?:in|with|using)\s+(a|one|two|three|four|five|[1-5])\s+sentences?\b"
+    r"|\b(one|two|three)-sentence\b|用?\s*(一|两|二|三|[1-5])\s*句话",
+    re.I,
+)
+_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "一": 1, "两": 2}
+_COUNTS |= {"二": 2, "三": 3}
+
+
+def sentences_asked(question: str) -> int:
+    """How many sentences the question allows its answer ("in 2 sentences": 2), 0: not said."""
+    found = _SENTENCES.search(question)
+    said = next((g for g in found.groups() if g), "") if found else ""
+    return int(said) if said.isdigit() else _COUNTS.get(said.lower(), 0)
+
+
 def wants(question: str) -> Wants:
     """What `question` (in English, or a Chinese question for its aspect) wants of a paper."""
     return Wants(
