@@ -89,3 +89,18 @@ def test_in_two_sentences_gives_two(corpus: Assistant) -> None:
     assert sum(line.startswith("- ") for line in result.answer.splitlines()) == 2
     one = answer("explain flexprefill in one sentence", assistant=corpus)
     assert sum(line.startswith("- ") for line in one.answer.splitlines()) == 1
+
+
+def test_a_topic_before_what_papers_should_i_read_is_the_subject(corpus: Assistant) -> None:
+    """ "I work on LLM unlearning - what ICLR 2025 papers should I read?" took "should I read"
+    for the list's subject and cited papers on reasoning and document structure."""
+    from rag.lang.intent import understand
+
+    question = "I work on LLM unlearning - what ICLR 2025 papers should I read?"
+    assert understand(question).subject == "LLM unlearning"
+    result = answer(question, assistant=corpus)
+    cited = [
+        s.paper for s in result.sources if s.paper.id in {c.paper_id for c in result.citations}
+    ]
+    assert len(cited) >= 3
+    assert all("unlearn" in f"{p.title} {p.abstract}".lower() for p in cited)

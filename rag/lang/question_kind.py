@@ -305,6 +305,7 @@ def list_subject(question: str) -> str:
     if found is None:  # a list by its number or tier ("new to X, can you recommend 3 papers?")
         return without_asking(question)
     rest = without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
+    rest = rest if _topic_words(rest) else ""  # "I work on X - what papers should I read?"
     if not rest:  # "... a bunch of papers on X, which ones should i look at?": X is before it
         named = list(_PAPERS_ON.finditer(question[: found.start()]))
         rest = question[named[-1].end() : found.start()].strip(" ,.;:-") if named else ""
