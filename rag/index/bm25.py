@@ -113,7 +113,7 @@ class KeywordIndex:
     """BM25 over chunk texts; `chunk_ids[i]` and `paper_ids[i]` describe document i."""
 
     retriever: bm25s.BM25 | None
-    # BM25 over the chunks' word pairs (`_pairs`), read for a short query ("consistency models")
+    # BM25 over the chunks' word pairs (`word_pairs`), read for a short query ("consistency models")
     phrases: bm25s.BM25 | None
     chunk_ids: list[str]
     paper_ids: list[str]
