@@ -18,6 +18,8 @@ FLEXPREFILL = "OfjIlbelrT"
 BLOCK_DIFFUSION = "tyEyYT267x"
 REPA = "DJSZGGZYVi"  # Representation Alignment for Generation (image diffusion)
 DIAGONAL_COVARIANCE = "fV0t65OBUu"  # Optimal Diagonal Covariance Matching (diffusion models)
+SHEPHERD = "KSLkFYHlYg"  # ShEPhERD: diffusing shape ... for bioisosteric drug design
+REEF = "SnDmPkOJ0T"  # REEF: Representation Encoding Fingerprints for LLMs
 
 
 @pytest.mark.parametrize(
@@ -137,6 +139,31 @@ def test_a_filtered_list_weighs_its_subject_by_the_papers_found_without_the_filt
     # papers on the subject all hold it, and an oral without it covers half the subject.
     assert (alone[1], weighed[1]) == (0.75, 0.5)
     assert weighed[0] == 1.0
+
+
+def test_a_phrase_of_the_subject_is_held_only_where_its_words_stand_together() -> None:
+    sources = [
+        retrieved("a", "Model merging combines fine-tuned models."),
+        retrieved("b", "Watermarked LLMs and model merging."),  # either order holds a pair
+        retrieved("c", "A diffusion model for bioisosteric fragment merging."),
+    ]
+    plain = subject_shares("model merging", sources, lambda t: 1.0, lead=2)
+    phrased = subject_shares("model merging", sources, lambda t: 1.0, 2, (), ["model merg"])
+    # "model" is a word every abstract uses: alone, "merging" anywhere is the whole subject.
+    assert plain == [1.0, 1.0, 1.0]
+    assert phrased == [1.0, 1.0, 0.5]
+    reversed_pair = subject_shares(
+        "LLM watermarking", sources[1:2], lambda t: 1.0, 1, (), ["llm watermark"]
+    )
+    assert reversed_pair == [1.0]
+
+
+def test_a_tier_list_names_only_what_writes_its_subject(corpus: Assistant) -> None:
+    result = answer("oral papers on model merging", assistant=corpus, k=10)
+    cited = {result.sources[c.n - 1].paper.id for c in result.citations}
+    # ShEPhERD (drug design) writes "diffusion model" and "fragment merging"; REEF's
+    # fingerprints survive "model merging".
+    assert REEF in cited and SHEPHERD not in cited
 
 
 def test_a_tier_list_names_only_the_papers_on_its_subject(corpus: Assistant) -> None:

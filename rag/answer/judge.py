@@ -22,7 +22,9 @@ through the gloss), by two signals added up:
 - the share of the subject's terms its title and abstract hold, each term weighted by its
   rarity and by how many of the `list_lead` leading candidates hold it (`subject_shares`):
   a term the leading papers share is the subject ("unlearning", "speculative"); one they
-  lack is the question's phrasing ("make", "outputs", a gloss's extra sense "buffer");
+  lack is the question's phrasing ("make", "outputs", a gloss's extra sense "buffer"); a
+  short subject's phrase ("model merging") is one more term, held where its words stand side
+  by side ("fragment merging" beside "diffusion model" holds only "merging");
 - how far its title or best sentence is from the best such cosine among the candidates
   that may be listed (`subject_closeness`; only theirs is measured: each of their sentences
   is embedded), times `list_closeness_weight`: a paraphrase that shares few terms
@@ -46,7 +48,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.support import spell_out
-from rag.common.similarity import held, terms, unit_rows
+from rag.common.similarity import held, stem, terms, unit_rows, word_pairs, written_words
 from rag.index.passages import sentences
 from rag.lang.gloss import english_query
 from rag.lang.intent import Intent
@@ -106,19 +108,30 @@ def subject_shares(
     idf: Callable[[str], float],
     lead: int,
     leaders: Sequence[RetrievedPaper] = (),
+    phrases: Sequence[str] = (),
 ) -> list[float]:
     """Per source, the share of the subject's terms its title and abstract hold, each term
     weighted by its rarity (`idf`) and by the share of the `lead` first sources holding it
-    (of `leaders` when given: the unfiltered search's, when the sources were filtered)."""
+    (of `leaders` when given: the unfiltered search's, when the sources were filtered).
+    A phrase of the subject (`KeywordIndex.phrases_of`: "model merging") is one more term,
+    held where the two words stand side by side in either order, as rare as its rarer word:
+    "fragment merging" in a drug-design abstract holds "merging", not "model merging"."""
     wanted = terms(subject)
 
     def holds(s: RetrievedPaper) -> set[str]:
-        return held(wanted, terms(f"{s.paper.title}\n{s.paper.abstract}"))
+        text = f"{s.paper.title}\n{s.paper.abstract}"
+        found = held(wanted, terms(text))
+        if phrases:
+            pairs = set(word_pairs(text)[0])
+            found |= {p for p in phrases if p in pairs or " ".join(p.split()[::-1]) in pairs}
+        return found
 
+    rarity = {t: idf(t) for t in wanted} | {p: max(map(idf, p.split())) for p in phrases}
     holding = [holds(s) for s in sources]
     leading = [holds(s) for s in leaders[:lead]] if leaders else holding[:lead]
     weight = {
-        t: idf(t) * sum(t in h for h in leading) / len(leading) if leading else 0.0 for t in wanted
+        t: rarity[t] * sum(t in h for h in leading) / len(leading) if leading else 0.0
+        for t in rarity
     }
     total = sum(weight.values())
     return [sum(weight[t] for t in h) / total if total else 0.0 for h in holding]
@@ -142,8 +155,12 @@ def listed(
     if scores is None:
         scores = relevance.paper_relevance(question, sources)
     subject = subject or list_subject(english_query(question))
-    idf = relevance.index.keyword_index().idf
-    shares = subject_shares(subject, sources, idf, c.list_lead, leaders)
+    keywords = relevance.index.keyword_index()
+    # An acronym is as often spelled out ("LLM unlearning": "unlearning ... for Large
+    # Language Models"): a pair with one is no phrase to hold.
+    spelled = {stem(w.casefold()) for w in written_words(subject) if w.isupper()}
+    phrases = [p for p in keywords.phrases_of(subject) if not spelled & set(p.split())]
+    shares = subject_shares(subject, sources, keywords.idf, c.list_lead, leaders, phrases)
     # Closeness (the costly part: every sentence embedded) only for the papers that may be
     # listed: the first, and those relevant enough whose share of the subject could clear
     # the bar; the best closeness among them sets it.
