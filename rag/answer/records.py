@@ -19,10 +19,9 @@ from rag.answer.refusal import person_refusal
 from rag.lang.intent import (
     TIER_CHOICE,
     Asked,
-    phrase_pattern,
+    has,
     read_question,
     without_venue,
-    words,
 )
 from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
@@ -107,7 +106,7 @@ def record_answer(
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
             return records_cited(turn, lines, [sources[0]], assistant)
         return None
-    if asked_for and _asks_bibtex(question):  # "bibtex for Cybench": its entry
+    if asked_for and has(question, "bibtex"):  # "bibtex for Cybench": its entry
         lines = [record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
         return records_cited(turn, lines + bibtex_lines([paper], question), sources[:1], assistant)
     if not asked_for or not (asked.authors_of or asked.tier_asked):
@@ -321,14 +320,9 @@ def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) ->
 def unrecorded(question: str) -> bool:
     """ "which of these have the most citations?", "best paper award winners": what no
     record holds (rag/lang/intent_words.toml `unrecorded`)."""
-    return bool(phrase_pattern(tuple(words()["words"]["unrecorded"])).search(question))
+    return has(question, "unrecorded")
 
 
 def unrecorded_answer(turn: Turn, assistant: Assistant) -> CitedAnswer:
     """What the records hold, and that this is not among it: no search for its words."""
     return records_cited(turn, [message("unrecorded", turn.question)], [], assistant, rest=False)
-
-
-def _asks_bibtex(question: str) -> bool:
-    """ "bibtex for Cybench", "how do i cite FlexPrefill?" (rag/lang/intent_words.toml)."""
-    return bool(phrase_pattern(tuple(words()["words"]["bibtex"])).search(question))

@@ -76,13 +76,13 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
-def _has(text: str, key: str) -> bool:
+def has(text: str, key: str) -> bool:  # a phrase of intent_words.toml's [words] `key`
     return bool(phrase_pattern(tuple(words()["words"][key])).search(text))
 
 
 def asks_comparison(text: str) -> bool:
     """ "compare the first two", "how do they differ?", "比较一下它们": side by side."""
-    return _has(text, "comparison")
+    return has(text, "comparison")
 
 
 @cache
@@ -122,7 +122,7 @@ def read_question(question: str) -> Asked:
     said = text.casefold().rstrip(" ?？").split()  # its words, lower case
     asks = _yes_no_span(text, said, zh)  # where a yes/no question about a paper is
     # "was there a spotlight on model merging?" asks for papers, not for one paper's tier
-    topical = asks is not None and _has(text[asks[0] : asks[1]], "topic_asks")
+    topical = asks is not None and has(text[asks[0] : asks[1]], "topic_asks")
     # "3 papers on X, oral or spotlight only"
     wants_papers = listing or count or number > 0 or topical
     indifferent = _indifferent_spans(text)  # sentences that say the tier does not matter
@@ -161,26 +161,26 @@ def read_question(question: str) -> Asked:
     # A name and what is asked of it, typed as into a search box: "flexprefill authors",
     # "kan kolmogorov arnold networks tier".
     last = said[-1] if 1 < len(said) <= 6 else ""
-    asks_tier = _has(text, "tier_asks") or (last == "tier" and not indifferent)
+    asks_tier = has(text, "tier_asks") or (last == "tier" and not indifferent)
     if not (asked or tiers or listing or count) and asks_tier:
         asked = TIER_CHOICE  # "what was its presentation type?", "the acceptance tier of X"
     return Asked(
         tiers=tuple(tiers),
         tier_asked=asked,
         count=count,
-        people=_has(text, "people"),
-        authors_of=_has(text, "authors_of") or last in ("author", "authors"),
+        people=has(text, "people"),
+        authors_of=has(text, "authors_of") or last in ("author", "authors"),
         # "..., 3 is enough", "give me seven": how many, not what about
         search=_without_chat(without_venue(_number_patterns().alone.sub(" ", search))),
         listing=listing,
-        one_paper=not listing and _has(text, "one_paper"),
+        one_paper=not listing and has(text, "one_paper"),
         number=number,
-        content=_has(text, "content"),
+        content=has(text, "content"),
         presence=asks is not None
         and not (asked or tiers or wants_papers)
         and _venue_pattern().search(text[asks[0] : asks[1]]) is not None
         and not topical  # "is there work on X at ..."
-        and not _has(text[asks[0] : asks[1]], "asks_back"),  # "... is that ICLR 2025?"
+        and not has(text[asks[0] : asks[1]], "asks_back"),  # "... is that ICLR 2025?"
     )
 
 
@@ -259,7 +259,7 @@ def _yes_no_span(text: str, said: list[str], zh: bool) -> tuple[int, int] | None
     matter whether they're posters or orals."); None when there is none."""
     whole = (0, len(text))
     if zh:
-        return whole if _has(text, "yes_no_zh") else None
+        return whole if has(text, "yes_no_zh") else None
     lower = text.casefold()
     singular = {w for t in TIERS for w in words()["tiers"][t] if not w.endswith("s")}
     if _number_patterns().tag.search(lower) is not None or (

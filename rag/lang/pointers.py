@@ -18,7 +18,7 @@ from functools import cache
 from rag.common.similarity import acronyms, terms
 from rag.lang import pointers_zh as zh
 from rag.lang.gloss import english_query, ordinary
-from rag.lang.intent import asks_comparison, phrase_pattern
+from rag.lang.intent import asks_comparison, has, phrase_pattern
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
 from rag.lang.pointers_zh import Pointers
@@ -318,7 +318,7 @@ def asks_more_like(text: str) -> bool:
 
 def asks_others_by(text: str) -> bool:
     """ "any others by them?", "他们还有别的论文吗": the other papers of the authors meant."""
-    return bool(phrase_pattern(tuple(intent_words()["words"]["others_by"])).search(text))
+    return has(text, "others_by")
 
 
 def asks_rest(text: str) -> bool:
@@ -327,7 +327,7 @@ def asks_rest(text: str) -> bool:
 
 
 def _asks_only(text: str, key: str) -> bool:
-    if not phrase_pattern(tuple(intent_words()["words"][key])).search(text):
+    if not has(text, key):
         return False
     if zh.has_han(text):  # "找几篇和第一篇类似的": short, and no subject of its own
         return len(text) <= MAX_CHINESE_FOLLOW_UP and not latin_subject(text)
