@@ -75,6 +75,22 @@ def test_who_wrote_it_and_what_is_the_main_idea_gives_both(corpus: Assistant) ->
     assert result.citations[0].quote not in plain.answer
 
 
+def test_a_new_question_for_authors_and_what_it_does_gives_both(corpus: Assistant) -> None:
+    """ "mle-bench - what does it measure and who made it", asked first, gave the authors and
+    decision, not what it measures; "mle-bench authors" asks for the authors alone."""
+    for question in (
+        "mle-bench - what does it measure and who made it",
+        "谁提出了 DarkBench，它主要内容是什么？",
+    ):
+        result = answer(question, assistant=corpus)
+        quote = result.citations[0].quote
+        paper = result.sources[0].paper
+        assert quote in paper.abstract and f"{quote} [1]" in result.answer, question
+        assert paper.authors and all(a in result.answer for a in paper.authors), question
+    plain = answer("mle-bench authors", assistant=corpus)
+    assert plain.citations[0].quote not in plain.answer
+
+
 def test_any_code_for_it_asks_for_code(corpus: Assistant) -> None:
     """ "any code for it?" quoted the abstract's opening ("any code?" asked for code)."""
     first = answer("differential transformer", assistant=corpus)

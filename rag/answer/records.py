@@ -120,17 +120,23 @@ def record_answer(
             verdict = message(key, question).format(decision=inert_markers(paper.decision))
         lines = [verdict, "", record_line(1, paper, [record_fact(paper, "tier", zh)], question)]
     else:
-        return _authors_answer(turn, sources[:1], assistant)
+        return _authors_answer(turn, sources[:1], assistant, idea=asked.content)
     return records_cited(turn, lines, [sources[0]], assistant)
 
 
-def _authors_answer(turn: Turn, shown: list[RetrievedPaper], assistant: Assistant) -> CitedAnswer:
-    """Who wrote the papers `shown`, from their records (authors and tier)."""
+def _authors_answer(
+    turn: Turn, shown: list[RetrievedPaper], assistant: Assistant, idea: bool = False
+) -> CitedAnswer:
+    """Who wrote the papers `shown`, from their records (authors and tier); with the sentence
+    that says what each contributes when the question asks that too (`idea`: "who made
+    mle-bench and what does it measure")."""
     zh = question_language(turn.question) == "zh"
     lines = [message("authors_of", turn.question), ""]
     for n, source in enumerate(shown, start=1):
         facts = [record_fact(source.paper, "authors", zh), record_fact(source.paper, "tier", zh)]
         lines.append(record_line(n, source.paper, facts, turn.question))
+        if idea and source.paper.has_abstract:  # the record's quote, shown (record_quote)
+            lines.append(f"  - {inert_markers(record_quote(n, source.paper).quote)} [{n}]")
     return records_cited(turn, lines, shown, assistant)
 
 
