@@ -158,6 +158,29 @@ def test_a_phrase_of_the_subject_is_held_only_where_its_words_stand_together() -
     assert reversed_pair == [1.0]
 
 
+def test_a_two_letter_acronym_of_the_subject_is_a_term_written_or_spelled_out() -> None:
+    sources = [
+        retrieved("a", "Reinforcement learning for LLM reasoning."),
+        retrieved("b", "Aligning LLMs with RL from human feedback."),
+        retrieved("c", "An LLM evaluation benchmark."),
+    ]
+    # "RL" is too short for a term: alone, "LLM" was the whole subject.
+    assert subject_shares("RL for LLMs", sources, lambda t: 1.0, lead=2) == [1.0, 1.0, 0.5]
+    # "KV cache" already says "cache": the acronym adds nothing to weigh.
+    kv = [retrieved("a", "KV cache compression."), retrieved("b", "Cache eviction.")]
+    assert subject_shares("KV cache", kv, lambda t: 1.0, lead=2) == [1.0, 1.0]
+
+
+def test_a_tier_list_on_rl_for_llms_names_papers_on_both(corpus: Assistant) -> None:
+    result = answer("spotlights on RL for LLMs", assistant=corpus, k=10)
+    cited = [result.sources[c.n - 1].paper for c in result.citations]
+    assert cited and {p.tier for p in cited} == {"Spotlight"}
+    for paper in cited:  # SYMPOL (tree-based RL), Mixture-of-Agents (no RL) were listed
+        text = f"{paper.title} {paper.abstract}"
+        assert re.search(r"\bRL|reinforcement learning|reward", text, re.I), paper.title
+        assert re.search(r"LLM|language model", text, re.I), paper.title
+
+
 def test_a_tier_list_names_only_what_writes_its_subject(corpus: Assistant) -> None:
     result = answer("oral papers on model merging", assistant=corpus, k=10)
     cited = {result.sources[c.n - 1].paper.id for c in result.citations}

@@ -48,7 +48,15 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answer.support import spell_out
-from rag.common.similarity import held, stem, terms, unit_rows, word_pairs, written_words
+from rag.common.similarity import (
+    acronyms,
+    held,
+    stem,
+    terms,
+    unit_rows,
+    word_pairs,
+    written_words,
+)
 from rag.index.passages import sentences
 from rag.lang.gloss import english_query
 from rag.lang.intent import Intent
@@ -115,18 +123,30 @@ def subject_shares(
     (of `leaders` when given: the unfiltered search's, when the sources were filtered).
     A phrase of the subject (`KeywordIndex.phrases_of`: "model merging") is one more term,
     held where the two words stand side by side in either order, as rare as its rarer word:
-    "fragment merging" in a drug-design abstract holds "merging", not "model merging"."""
+    "fragment merging" in a drug-design abstract holds "merging", not "model merging".
+    A two-letter acronym of the table (`acronyms`: "RL", too short for a term) is one too,
+    held where it is written or spelled out ("reinforcement learning"), as rare as its words:
+    "spotlights on RL for LLMs" kept LLM papers with no RL in them."""
     wanted = terms(subject)
+    table = intent_words()["acronyms"]
+    spelled = {  # not one the subject spells in part ("KV cache": "cache" is there)
+        a: word_pairs(table[a])[0]
+        for a in sorted(acronyms(subject))
+        if a in table and not terms(table[a]) & wanted
+    }
 
     def holds(s: RetrievedPaper) -> set[str]:
         text = f"{s.paper.title}\n{s.paper.abstract}"
         found = held(wanted, terms(text))
-        if phrases:
+        if phrases or spelled:
             pairs = set(word_pairs(text)[0])
             found |= {p for p in phrases if p in pairs or " ".join(p.split()[::-1]) in pairs}
+            written = written_words(text)
+            found |= {a for a, said in spelled.items() if a in written or pairs & set(said)}
         return found
 
     rarity = {t: idf(t) for t in wanted} | {p: max(map(idf, p.split())) for p in phrases}
+    rarity |= {a: max(map(idf, terms(table[a])), default=0.0) for a in spelled}
     holding = [holds(s) for s in sources]
     leading = [holds(s) for s in leaders[:lead]] if leaders else holding[:lead]
     weight = {
