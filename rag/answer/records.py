@@ -10,6 +10,10 @@ one, is not asked: the record is the answer.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+from functools import cache
+
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
@@ -22,9 +26,11 @@ from rag.lang.intent import (
     has,
     read_question,
     without_venue,
+    words,
 )
 from rag.lang.messages import message, question_language
 from rag.types import Filters, Paper, RetrievedPaper
+from rag.venue import VENUE
 
 
 def question_filters(
@@ -324,11 +330,27 @@ def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) ->
 
 
 def unrecorded(question: str) -> bool:
-    """ "which of these have the most citations?", "best paper award winners": what no
-    record holds (rag/lang/intent_words.toml `unrecorded`)."""
-    return has(question, "unrecorded")
+    """ "which of these have the most citations?", "best paper award winners", "the acceptance
+    rate": what no record holds (rag/lang/intent_words.toml `unrecorded`); or another venue's
+    papers ("Which NeurIPS 2023 paper ...", "有没有 NeurIPS 2024 的相关论文")."""
+    return has(question, "unrecorded") or _other_venue().search(question) is not None
+
+
+@cache
+def _other_venue() -> re.Pattern[str]:
+    """Another venue asked about: with a year ("NeurIPS 2023", "ICML'24", "ICLR 2024"), "at
+    ICML", "CVPR papers", "NeurIPS 的"; not named in passing ("I review for NeurIPS")."""
+    names = "|".join(map(re.escape, words()["words"]["other_venues"]))
+    others = "|".join(f"{y % 100:02d}" for y in range(2013, 2031) if y != VENUE.year)
+    return re.compile(
+        rf"\b(?:(?:{names})\s*'?\s*(?:20)?\d\d\b|{VENUE.name}\s*'?\s*(?:20)?(?:{others})\b"
+        rf"|(?:at|in|from)\s+(?:{names})\b|(?:{names})\s*(?:papers?\b|的))",
+        re.IGNORECASE,
+    )
 
 
 def unrecorded_answer(turn: Turn, assistant: Assistant) -> CitedAnswer:
-    """What the records hold, and that this is not among it: no search for its words."""
-    return records_cited(turn, [message("unrecorded", turn.question)], [], assistant, rest=False)
+    """What the records hold, and that this is not among it: no search for its words; an
+    abstention (nothing answers it)."""
+    said = records_cited(turn, [message("unrecorded", turn.question)], [], assistant, rest=False)
+    return replace(said, abstained=True)

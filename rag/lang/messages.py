@@ -68,9 +68,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "links": "Links to copy:",
         "all_shown": "All {n} papers this list found are shown above; there is no rest to "
         "show. For more, ask a broader question.",
-        "unrecorded": "The index holds each accepted paper's title, authors, decision (Oral, "
-        "Spotlight or Poster), abstract and OpenReview link; it has no citation counts and no "
-        "awards, so it cannot answer this.",
+        "unrecorded": f"The index holds {VENUE.label}'s accepted papers only: each one's "
+        "title, authors, decision (Oral, Spotlight or Poster), abstract and OpenReview link; "
+        "it has no other venue's papers, no citation counts and no awards, nor the "
+        "conference's acceptance rate or place, so it cannot answer this.",
         "all_found": "The answer above quoted {k} of the {n} papers it found; all {n}, as its "
         "sources list them (there is no rest beyond them; for more, ask a broader question):",
         "by_person_topic": "Papers with {name} among their authors in the index on {topic} "
@@ -183,8 +184,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "links": "可复制的链接：",
         "all_shown": "上面已列出这次找到的全部 {n} 篇论文，没有剩下的了。"
         "想看更多，请换一个更宽泛的问题。",
-        "unrecorded": "索引中只有每篇录用论文的标题、作者、录用结果（口头报告、亮点报告或海报）、"
-        "摘要和 OpenReview 链接，没有引用次数，也没有获奖信息，因此无法回答这个问题。",
+        "unrecorded": f"索引中只有 {VENUE.label} 的录用论文：每篇的标题、作者、录用结果"
+        "（口头报告、亮点报告或海报）、摘要和 OpenReview 链接；没有其他会议的论文，没有引用次数，"
+        "也没有获奖信息、录用率或会议地点，因此无法回答这个问题。",
         "all_found": "上面的回答引用了找到的 {n} 篇论文中的 {k} 篇；这 {n} 篇如下"
         "（没有更多了；想看更多，请换一个更宽泛的问题）：",
         "by_person_topic": "索引中作者包括 {name} 且关于 {topic} 的论文（其 {n} 篇中的 {m} 篇，"

@@ -1,0 +1,28 @@
+"""Defects a researcher met in a ninth blind session in Chromium (44 turns; questions written
+before any run, by someone who did not read the code), each asserted as the researcher
+expected it."""
+
+from __future__ import annotations
+
+from rag.answer.pipeline import Assistant, answer
+from tests.test_sixth_page_session import then
+
+
+def test_what_the_index_cannot_hold_is_said_not_searched(corpus: Assistant) -> None:
+    """ "what's the acceptance rate of iclr 2025 and where is it held" (after a paper) gave
+    that paper's decision; "有没有 NeurIPS 2024 的相关论文" listed papers matching "2024"."""
+    first = answer("language models learn to mislead humans via rlhf", assistant=corpus)
+    for question in (
+        "what's the acceptance rate of iclr 2025 and where is it held",
+        "有没有 NeurIPS 2024 的相关论文",
+        "Which NeurIPS 2023 paper introduced Tree of Thoughts prompting?",
+    ):
+        result = then(question, first, corpus)
+        assert result.abstained and not result.citations, question
+        assert "no other venue" in result.answer or "没有其他会议" in result.answer, question
+    # A venue named in passing asks nothing of it.
+    passing = answer(
+        "Context: I review for NeurIPS. which papers propose new benchmarks for code generation?",
+        assistant=corpus,
+    )
+    assert passing.citations and not passing.abstained
