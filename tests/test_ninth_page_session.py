@@ -26,3 +26,16 @@ def test_what_the_index_cannot_hold_is_said_not_searched(corpus: Assistant) -> N
         assistant=corpus,
     )
     assert passing.citations and not passing.abstained
+
+
+def test_show_more_after_a_list_that_found_more_lists_them(corpus: Assistant) -> None:
+    """ "show more" after a list that found more papers than it showed gave more sentences of
+    the same papers; after one paper it still asks for more of that paper."""
+    first = answer("papers on kv cache compression", assistant=corpus)
+    assert first.matched > len(first.citations)
+    for question in ("show more", "再多列几篇"):
+        more = then(question, first, corpus)
+        assert len(more.citations) == first.matched, question
+    named = answer("differential transformer", assistant=corpus)
+    again = then("show more", named, corpus)
+    assert [c.paper_id for c in again.citations] == [named.citations[0].paper_id]

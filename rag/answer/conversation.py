@@ -161,10 +161,13 @@ def rest_of(
     it found, and how many. After a follow-up on one of a list's papers ("who wrote the
     first one?"), the list's question, from the chat, for as many as it finds (0: as
     many as a list's judge checks). None for any other question."""
-    if previous is None or not _asks_rest(text, previous):
+    if previous is None:
         return None
     found = max(previous.counted, previous.matched)
-    if found > len(previous.sources):
+    more = found > len(previous.sources)  # "show more" asks for those then
+    if not _asks_rest(text, previous, more):
+        return None
+    if more:
         return previous.standalone_question or previous.question, found
     if found or not previous.scope_note:  # a list that showed all, or no follow-up
         return None
@@ -179,9 +182,10 @@ def all_shown(text: str, previous: CitedAnswer) -> bool:
     return 0 < found <= len(previous.sources) and _asks_rest(text, previous)
 
 
-def _asks_rest(text: str, previous: CitedAnswer) -> bool:
-    """`text` asks for the rest of the papers `previous` found ("show the rest", "剩下的呢")."""
-    if previous.abstained or previous.compare or not asks_rest(text) or asks_others_by(text):
+def _asks_rest(text: str, previous: CitedAnswer, more: bool = False) -> bool:
+    """`text` asks for the rest of the papers `previous` found ("show the rest", "剩下的呢";
+    "show more" when it found `more` than it showed)."""
+    if previous.abstained or previous.compare or asks_others_by(text) or not asks_rest(text, more):
         return False
     return not (is_comparison(text) or tier_asked(text) or asks(text))  # "compare all of them"
 

@@ -316,14 +316,14 @@ def asks_more_like(text: str) -> bool:
     return _asks_only(text, "more_like")
 
 
-def asks_others_by(text: str) -> bool:
-    """ "any others by them?", "他们还有别的论文吗": the other papers of the authors meant."""
+def asks_others_by(text: str) -> bool:  # "any others by them?", "他们还有别的论文吗"
     return has(text, "others_by")
 
 
-def asks_rest(text: str) -> bool:
-    """ "show me the other 4", "剩下的呢": the papers an answer found beyond those it showed."""
-    return _asks_only(text, "rest")
+def asks_rest(text: str, found_more: bool = False) -> bool:
+    """ "show me the other 4", "剩下的呢": the papers an answer found beyond those it showed;
+    "show more", "再多列几篇" too when it found more than it showed (`found_more`)."""
+    return _asks_only(text, "rest") or (found_more and _asks_only(text, "more_papers"))
 
 
 def _asks_only(text: str, key: str) -> bool:
