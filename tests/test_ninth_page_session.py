@@ -5,6 +5,7 @@ expected it."""
 from __future__ import annotations
 
 from rag.answer.pipeline import Assistant, answer
+from rag.lang.messages import message
 from tests.test_sixth_page_session import then
 
 
@@ -39,3 +40,12 @@ def test_show_more_after_a_list_that_found_more_lists_them(corpus: Assistant) ->
     named = answer("differential transformer", assistant=corpus)
     again = then("show more", named, corpus)
     assert [c.paper_id for c in again.citations] == [named.citations[0].paper_id]
+
+
+def test_a_pointer_then_any_code_asks_for_code(corpus: Assistant) -> None:
+    """ "the third one - any code?" summarised the third paper, with no word on code."""
+    first = answer("papers on benchmarks for computer science knowledge of LLMs", assistant=corpus)
+    third = first.sources[2].paper
+    result = then("the third one - any code?", first, corpus)
+    assert [c.paper_id for c in result.citations] == [third.id]
+    assert message("no_code") in result.answer  # metabench's abstract links no code

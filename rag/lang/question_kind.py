@@ -149,8 +149,9 @@ _ASPECTS = (
             r"\b(?:is\s+(?:there|the)\s+(?:any\s+)?code|code\s+(?:available|released|link|repo)"
             r"|source\s+code|github|open[- ]?sourced?|(?:release|released|share|shared)\s+"
             r"(?:the\s+|their\s+|its\s+)?code|where(?:'s|\s+is)\s+(?:the\s+)?code)\b"
-            # "any code?", "code?", "code link pls", "any code for it?": of code alone
-            r"|^\W*(?:(?:any|some|the)\s+)?code\s*(?:links?|repos?)?\s*"
+            # "any code?", "code?", "code link pls", "any code for it?": of code alone, or
+            # after a pointer ("the third one - any code?")
+            r"|(?:^|[,;:–—-]\s)\W*(?:(?:any|some|the)\s+)?code\s*(?:links?|repos?)?\s*"
             r"(?:(?:for|of)\s+(?:it|them|this|that|these|those)\s*)?(?:pls|please)?\W*$"
             r"|代码|开源|源码",
             re.I,
