@@ -122,7 +122,7 @@ def test_orals_on_a_topic_after_a_persons_papers_is_a_new_search(corpus: Assista
 
 
 def test_a_count_of_either_topic_counts_papers_with_either() -> None:
-    from rag.lang.intent import alternatives
+    from rag.lang.gloss import alternatives
 
     assert alternatives("how many papers on RL or reinforcement learning for LLM reasoning") == [
         "how many papers on RL for LLM reasoning",

@@ -49,3 +49,23 @@ def test_a_pointer_then_any_code_asks_for_code(corpus: Assistant) -> None:
     result = then("the third one - any code?", first, corpus)
     assert [c.paper_id for c in result.citations] == [third.id]
     assert message("no_code") in result.answer  # metabench's abstract links no code
+
+
+def test_a_paper_described_in_a_question_is_found_among_title_records(corpus: Assistant) -> None:
+    """Papers known by their titles only were found by name or title alone: "kolmogorov arnold
+    netwrks paper - was it accepted?" answered "no abstract covers this" (KAN is an Oral);
+    "any paper showing that rlhf makes models mislead humans" cited a reward-model paper."""
+    for question, title in (
+        ("kolmogorov arnold netwrks paper - was it accepted?", "KAN: Kolmogorov"),
+        ("any paper showing that rlhf makes models mislead humans", "Language Models Learn to"),
+    ):
+        result = answer(question, assistant=corpus)
+        assert result.citations and result.citations[0].title.startswith(title), question
+        assert not result.sources[0].paper.has_abstract
+    assert (
+        "Accept (Oral)"
+        in answer("kolmogorov arnold netwrks paper - was it accepted?", assistant=corpus).answer
+    )
+    # A topic asked with "any paper on" is still a list, not the record closest to it.
+    topic = answer("any paper on consistency models?", assistant=corpus)
+    assert len(topic.citations) > 1

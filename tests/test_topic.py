@@ -21,7 +21,7 @@ STRONG_MODEL_COLLAPSE = "et5l9qPUhm"
     ("question", "topic"),
     [
         (
-            "i saw a talk on model collapse from synthetic data, which paper was it",
+            "i saw a talk on model collapse from synthetic data, can you find it",
             "model collapse from synthetic data",
         ),
         ("my advisor wants me to look at graph transformers, anything good?", "graph transformers"),
@@ -45,8 +45,10 @@ def test_only_an_english_question_has_a_topic_of_its_own() -> None:
 
 
 def test_a_framed_question_is_answered_from_its_topic_and_says_so(corpus: Assistant) -> None:
+    # ("..., which paper was it" asks for one paper described: the closest title record,
+    # "Beyond Model Collapse: Scaling Up with Synthesized Data ...", is that one.)
     result = answer(
-        "i saw a talk on model collapse from synthetic data, which paper was it",
+        "i saw a talk on model collapse from synthetic data, can you find it",
         assistant=corpus,
     )
     assert not result.abstained
@@ -103,7 +105,7 @@ def test_the_page_answers_a_framed_question_and_says_it_searched_its_topic(
     app = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
     at = AppTest.from_file(app, default_timeout=180).run()
     at.chat_input[0].set_value(
-        "i saw a talk on model collapse from synthetic data, which paper was it"
+        "i saw a talk on model collapse from synthetic data, can you find it"
     ).run()
     assert not at.exception, at.exception
     reply = at.chat_message[1]

@@ -28,8 +28,8 @@ from rag.common.similarity import (
     written_words,
 )
 from rag.index.passages import split_sentences
-from rag.lang.gloss import english_query
-from rag.lang.intent import Asked, alternatives, count_frame_terms, phrase_pattern, words
+from rag.lang.gloss import alternatives, english_query
+from rag.lang.intent import Asked, count_frame_terms, phrase_pattern, words
 from rag.lang.messages import TIER_ZH, message, question_language
 from rag.types import TIERS, Filters, Paper, RetrievedPaper
 

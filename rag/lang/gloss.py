@@ -400,3 +400,16 @@ def american(word: str) -> str | None:
         if word.endswith(british) and len(word) > len(british) + 2:
             return word[: -len(british)] + us
     return None
+
+
+_OR = re.compile(r"\s+or\s+|\s*(?:或者|或是|或)\s*", re.IGNORECASE)
+_TAIL = re.compile(r"\s(?:for|in|on|of|with|to|using)\s.*$", re.IGNORECASE)
+
+
+def alternatives(sentence: str) -> list[str]:
+    """The topics a count asks for either of: "RL or reinforcement learning for LLM reasoning"
+    -> "RL for LLM reasoning", "reinforcement learning for LLM reasoning" (the last one's
+    words after a preposition apply to all)."""
+    parts = _OR.split(sentence)
+    tail = _TAIL.search(parts[-1])
+    return [p + tail.group() if tail and p is not parts[-1] else p for p in parts]

@@ -173,7 +173,14 @@ def read_question(question: str) -> Asked:
         # "..., 3 is enough", "give me seven": how many, not what about
         search=_without_chat(without_venue(_number_patterns().alone.sub(" ", search))),
         listing=listing,
-        one_paper=not listing and has(text, "one_paper"),
+        # "which paper showed that ...", "any paper showing that X does Y": one paper described
+        # (not "papers", nor "any paper on <a topic>")
+        one_paper=not listing
+        and has(text, "one_paper")
+        or not count
+        and has(text, "a_paper")
+        and not has(text, "counted_nouns")
+        and len(terms(text)) > 3,
         number=number,
         content=has(text, "content"),
         presence=asks is not None
@@ -331,19 +338,6 @@ class Intent:
     @property
     def listing(self) -> bool:
         return self.kind == "list"
-
-
-_OR = re.compile(r"\s+or\s+|\s*(?:或者|或是|或)\s*", re.IGNORECASE)
-_TAIL = re.compile(r"\s(?:for|in|on|of|with|to|using)\s.*$", re.IGNORECASE)
-
-
-def alternatives(sentence: str) -> list[str]:
-    """The topics a count asks for either of: "RL or reinforcement learning for LLM reasoning"
-    -> "RL for LLM reasoning", "reinforcement learning for LLM reasoning" (the last one's
-    words after a preposition apply to all)."""
-    parts = _OR.split(sentence)
-    tail = _TAIL.search(parts[-1])
-    return [p + tail.group() if tail and p is not parts[-1] else p for p in parts]
 
 
 # Markup pasted into a question is not its words: HTML tags, a Markdown link's target,
