@@ -69,3 +69,13 @@ def test_a_paper_described_in_a_question_is_found_among_title_records(corpus: As
     # A topic asked with "any paper on" is still a list, not the record closest to it.
     topic = answer("any paper on consistency models?", assistant=corpus)
     assert len(topic.citations) > 1
+
+
+def test_which_of_these_works_best_puts_their_results_side_by_side(corpus: Assistant) -> None:
+    """ "这些论文里哪篇效果最好" answered "none of the 1 papers is about '论文里哪篇效果最好'";
+    "which of these is better?" said none is about "better"."""
+    first = answer("papers on kv cache compression", assistant=corpus)
+    for question in ("which of these is better?", "这些论文里哪篇效果最好"):
+        result = then(question, first, corpus)
+        assert len(result.compare) >= 2 and len(result.citations) >= 2, question
+        assert "None of the" not in result.answer and "没有一篇" not in result.answer, question
