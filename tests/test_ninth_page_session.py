@@ -79,3 +79,13 @@ def test_which_of_these_works_best_puts_their_results_side_by_side(corpus: Assis
         result = then(question, first, corpus)
         assert len(result.compare) >= 2 and len(result.citations) >= 2, question
         assert "None of the" not in result.answer and "没有一篇" not in result.answer, question
+
+
+def test_a_chinese_topic_then_which_are_there_is_a_list(corpus: Assistant) -> None:
+    """ "时间序列预测的 foundation model 有哪些" cited Time-MoE alone, as an answer, not a list;
+    "FlexPrefill 的创新点有哪些？" stays about FlexPrefill."""
+    result = answer("时间序列预测的 foundation model 有哪些", assistant=corpus)
+    assert result.checked > len(result.sources) and len(result.citations) >= 3
+    named = answer("FlexPrefill 的创新点有哪些？", assistant=corpus)
+    assert {c.paper_id for c in named.citations} == {named.sources[0].paper.id}
+    assert named.answer.count("[1]") >= 2  # its summary, not one list line

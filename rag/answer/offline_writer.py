@@ -52,6 +52,8 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         # belongs ("How did the authors evaluate RobustKV?": rag.answer.judge.about_it_alone).
         alone = named.whole_subject or (verdict is not None and not any(verdict.belongs[lead:]))
         options = replace(options, named=lead, named_only=alone)
+        if alone and listing:  # "FlexPrefill 的创新点有哪些？": of one paper, no list
+            options = replace(options, mode="auto")
         if asks_what_it_is(english_query(turn.question), named.name):
             options = replace(options, mode="summary")  # "what does Ward do?": its summary
     # A follow-up was joined to the previous question to retrieve; its sentences answer

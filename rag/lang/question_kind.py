@@ -66,6 +66,8 @@ LIST_REQUEST_ZH = re.compile(
     r"|(?<!这篇)(?<!该)(?:论文|文章)(?:里|中)有哪些|求推荐|推荐一下"
     r"|关于[^？?]{1,60}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
     r"|找(?:一些|些|几篇)[^？?，,。]{0,60}?(?:论文|文章|工作|研究)"
+    # "时间序列预测的 foundation model 有哪些": a topic, then "which are there", ending it
+    r"|^(?!.*(?:这篇|该|它))[^？?，,。]{2,40}?\s*有哪些\s*[？?]?\s*$"
 )
 # What is left after the list's frame: the words a listed paper must be about
 # ("Which papers propose benchmarks for web agents?" -> "benchmarks for web agents?").
