@@ -175,12 +175,13 @@ def read_question(question: str) -> Asked:
         listing=listing,
         # "which paper showed that ...", "any paper showing that X does Y": one paper described
         # (not "papers", nor "any paper on <a topic>")
-        one_paper=not listing
-        and has(text, "one_paper")
-        or not count
-        and has(text, "a_paper")
-        and not has(text, "counted_nouns")
-        and len(terms(text)) > 3,
+        one_paper=(not listing and has(text, "one_paper"))
+        or (
+            not count
+            and has(text, "a_paper")
+            and not has(text, "counted_nouns")
+            and len(terms(text)) > 3
+        ),
         number=number,
         content=has(text, "content"),
         presence=asks is not None
