@@ -44,7 +44,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rag.answer.judge import Judge, Verdict, subject_closeness, subject_shares
+from rag.answer.judge import (
+    Judge,
+    Verdict,
+    subject_closeness,
+    subject_phrases,
+    subject_shares,
+)
 from rag.answer.pipeline import Assistant, answer, open_assistant
 from rag.lang.intent import Intent, understand
 from rag.settings import get_settings
@@ -173,8 +179,9 @@ def signals(assistant: Assistant, question: str) -> tuple[list[str], list[list[f
     intent = understand(question)
     found = retriever.search(intent.search, k=c.list_pool)
     scores = retriever.paper_relevance(intent.focus or intent.search, found)
-    idf = retriever.index.keyword_index().idf
-    shares = subject_shares(intent.subject, found, idf, c.list_lead)
+    keywords = retriever.index.keyword_index()
+    phrases = subject_phrases(intent.subject, keywords)  # as the judge weighs the subject
+    shares = subject_shares(intent.subject, found, keywords.idf, c.list_lead, (), phrases)
     close = subject_closeness(intent.subject, found, assistant.judge.embeddings)  # type: ignore[attr-defined]
     best_score, best_close = max(scores), max(close)
     rows = [

@@ -185,7 +185,7 @@ def _metadata_answer(
         lines.append(f"- **{inert_markers(' '.join(paper.shown_title.split()))}** [{n}]: {facts}")
         quotes.append(Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0))
         if idea and paper.has_abstract:  # the sentence that says what it contributes
-            lines.append(f"  - {inert_markers(quotes[-1].quote)} [{n}]")
+            lines.append(idea_line(quotes[-1]))
     if entries:
         lines += bibtex_lines([s.paper for s in listed], turn.question)
     return numbered(
@@ -200,6 +200,12 @@ def _metadata_answer(
             offline=assistant.offline,
         )
     )
+
+
+def idea_line(quote: Quote) -> str:
+    """A record answer's line under a paper: the sentence that says what it contributes,
+    cited (a question that asks that beside its authors or tier)."""
+    return f"  - {inert_markers(quote.quote)} [{quote.n}]"
 
 
 METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"

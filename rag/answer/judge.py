@@ -67,6 +67,7 @@ from rag.retrieval.names import NameMatch
 from rag.types import MAX_COMPARED, Filters, RetrievedPaper
 
 if TYPE_CHECKING:
+    from rag.index.bm25 import KeywordIndex
     from rag.index.papers import PaperIndex
     from rag.retrieval.calibration import Calibration
     from rag.retrieval.retriever import Retriever
@@ -157,6 +158,14 @@ def subject_shares(
     return [sum(weight[t] for t in h) / total if total else 0.0 for h in holding]
 
 
+def subject_phrases(subject: str, keywords: KeywordIndex) -> list[str]:
+    """The phrases of a short subject a listed paper must write as such (`subject_shares`):
+    `KeywordIndex.phrases_of`, less a pair with an acronym, as often spelled out ("LLM
+    unlearning": "unlearning ... for Large Language Models")."""
+    capitals = {stem(w.casefold()) for w in written_words(subject) if w.isupper()}
+    return [p for p in keywords.phrases_of(subject) if not capitals & set(p.split())]
+
+
 def listed(
     question: str,
     sources: list[RetrievedPaper],
@@ -176,10 +185,7 @@ def listed(
         scores = relevance.paper_relevance(question, sources)
     subject = subject or list_subject(english_query(question))
     keywords = relevance.index.keyword_index()
-    # An acronym is as often spelled out ("LLM unlearning": "unlearning ... for Large
-    # Language Models"): a pair with one is no phrase to hold.
-    spelled = {stem(w.casefold()) for w in written_words(subject) if w.isupper()}
-    phrases = [p for p in keywords.phrases_of(subject) if not spelled & set(p.split())]
+    phrases = subject_phrases(subject, keywords)
     shares = subject_shares(subject, sources, keywords.idf, c.list_lead, leaders, phrases)
     # Closeness (the costly part: every sentence embedded) only for the papers that may be
     # listed: the first, and those relevant enough whose share of the subject could clear

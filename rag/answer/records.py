@@ -17,7 +17,7 @@ from functools import cache
 from rag.answer.assistant import Assistant, Turn
 from rag.answer.citations import CitedAnswer, Quote, cite, numbered
 from rag.answer.extractive import contribution_sentence
-from rag.answer.followup import bibtex_lines, record_fact
+from rag.answer.followup import bibtex_lines, idea_line, record_fact
 from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
 from rag.lang.intent import (
@@ -142,7 +142,7 @@ def _authors_answer(
         facts = [record_fact(source.paper, "authors", zh), record_fact(source.paper, "tier", zh)]
         lines.append(record_line(n, source.paper, facts, turn.question))
         if idea and source.paper.has_abstract:  # the record's quote, shown (record_quote)
-            lines.append(f"  - {inert_markers(record_quote(n, source.paper).quote)} [{n}]")
+            lines.append(idea_line(record_quote(n, source.paper)))
     return records_cited(turn, lines, shown, assistant)
 
 
