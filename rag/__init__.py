@@ -37,8 +37,8 @@ _PUBLIC = {
     "MAX_QUESTION_CHARS": "rag.types",
     "CitedAnswer": "rag.answer.citations",
     "Citation": "rag.answer.citations",
-    "parse_markers": "rag.answer.markers",
-    "fenced": "rag.answer.markers",
+    "parse_markers": "rag.answer.citations",
+    "fenced": "rag.answer.citations",
     "uncited_sentences": "rag.answer.grounding",
     # The index: build it, follow a build, open it, search it
     "build_index": "rag.index.ingest",
@@ -159,9 +159,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from rag.answer.citations import Citation, CitedAnswer
+    from rag.answer.citations import Citation, CitedAnswer, fenced, parse_markers
     from rag.answer.grounding import uncited_sentences
-    from rag.answer.markers import fenced, parse_markers
     from rag.answer.pipeline import Assistant, open_assistant, stream_answer
     from rag.common.atomic import open_own
     from rag.common.latex import SELF_MACROS, own_macros, short_name

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.answer.markers import parse_markers
+from rag.answer.citations import parse_markers
 from rag.answer.pipeline import answer, open_assistant
 from rag.cli.output import json_line, terminal_text
 from rag.index.ingest import build_index

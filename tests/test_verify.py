@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer.markers import check_citations, parse_markers, renumber, source_order
+from rag.answer.citations import check_citations, parse_markers, renumber, source_order
 from rag.answer.support import best_quotes, claims
 from rag.index.passages import sentences
 from rag.models.minilm import LocalEmbeddings

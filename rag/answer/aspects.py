@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.answer.citations import Quote
+from rag.answer.citations import Quote, fenced, inert_markers
 from rag.answer.extractive import contribution_sentence
-from rag.answer.markers import fenced, inert_markers
 from rag.index.passages import sentences
 from rag.lang.messages import MESSAGES
 from rag.types import RetrievedPaper

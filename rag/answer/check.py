@@ -1,5 +1,5 @@
 """The check stage: a model's reply made an answer. Its markers are checked against the
-sources it was given (rag.answer.markers), each cited claim gets the abstract sentence that
+sources it was given (rag.answer.citations), each cited claim gets the abstract sentence that
 best supports it and a support score (rag.answer.support), and a reply that grounds nothing
 (no claim a quote can back: bare markers, bare titles) is asked again once, then handed back
 as a `Fallback`: the writer puts the offline answer in its place, saying why
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.citations import CitedAnswer, check_citations, cite, numbered
 from rag.answer.grounding import (
     FALLBACK_NOTE,
     OVERRULED_NOTE,
@@ -22,7 +22,6 @@ from rag.answer.grounding import (
     uncited_sentences,
 )
 from rag.answer.judge import verdict_fields
-from rag.answer.markers import check_citations
 from rag.answer.model_refusal import is_refusal, model_refusal
 from rag.answer.support import best_quotes
 from rag.errors import AnswerError, StoreError

@@ -26,12 +26,14 @@ from rag.lang.pointers import (
     asks,
     asks_more_like,
     asks_only_aspects,
+    asks_other_papers,
     asks_others_by,
     asks_rest,
     compares_all,
     is_comparison,
     named_before_pointer,
     names_a_paper,
+    names_both_sides,
     tier_asked,
     topic_terms,
 )
@@ -123,6 +125,14 @@ def more_like(text: str, before: Earlier) -> tuple[str, frozenset[str]] | None:
 MAX_LIKE = 3  # papers whose titles make the search for more like them
 
 
+def cited_before(text: str, before: Earlier) -> frozenset[str]:
+    """ "any other papers on attention sinks?": the ids of the papers the previous answer
+    cited, which a new search for other papers leaves out; none for any other question."""
+    if not before.shown or before.reference is not None or not asks_other_papers(text):
+        return frozenset()
+    return frozenset(s.paper.id for s in before.shown[: before.cited])
+
+
 def their_authors(text: str, before: Earlier) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """ "any others by them?", "她还有别的论文吗": the authors of the papers meant (those all of
     them share, when several are: after a person's papers, that person), and the ids of those
@@ -140,17 +150,23 @@ def their_authors(text: str, before: Earlier) -> tuple[tuple[str, ...], frozense
     return (authors, frozenset(p.id for p in papers)) if authors else None
 
 
-def compared_with(text: str, before: Earlier) -> RetrievedPaper | None:
+def compared_with(text: str, before: Earlier) -> list[RetrievedPaper]:
     """ "compare it with SCBench", "和 DPLM-2 比较一下": the shown paper to put beside the one
-    paper the question names (the one pointed at, else the first); None when it compares
-    several shown papers ("compare them", "the first two") or is no comparison."""
+    paper the question names (the one pointed at, else the first); "对比一下 DuoAttention 和其他
+    KV cache 方法": the papers the previous answer cited. None when it compares several shown
+    papers ("compare them", "the first two"), names both sides, or is no comparison."""
     if not before.shown or not is_comparison(text) or compares_all(text):
-        return None
+        return []
     meant = before.reference.numbers if before.reference else ()
-    if len(meant) > 1:
-        return None
+    if len(meant) > 1 or (not meant and names_both_sides(text)):
+        return []
+    if not meant and asks_other_papers(text):
+        return before.shown[: min(before.cited, MAX_BESIDE)]
     how = before.reference.how if before.reference else ""
-    return before.shown[meant[0] - 1 if meant and how in ("ordinal", "marker") else 0]
+    return [before.shown[meant[0] - 1 if meant and how in ("ordinal", "marker") else 0]]
+
+
+MAX_BESIDE = 4  # earlier papers a comparison with "the other methods" puts beside the one named
 
 
 def rest_of(

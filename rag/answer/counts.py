@@ -14,8 +14,7 @@ from collections import Counter
 from dataclasses import replace
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer
-from rag.answer.markers import inert_markers
+from rag.answer.citations import CitedAnswer, inert_markers
 from rag.answer.records import record_line, records_cited
 from rag.common.similarity import (
     abbreviations,

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.answer.citations import Quote
-from rag.answer.markers import inert_markers
+from rag.answer.citations import Quote, inert_markers
 from rag.answer.support import spell_out
 from rag.common.similarity import lexical_scores, mmr, terms, unit_rows
 from rag.index.passages import Passage, contribution, passages

@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, Quote, cite, numbered
+from rag.answer.citations import CitedAnswer, Quote, cite, fenced, inert_markers, numbered
 from rag.answer.extractive import contribution_sentence
-from rag.answer.markers import fenced, inert_markers
 from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.corpus.bibtex import bibtex

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from rag.answer.citations import CitedAnswer
-from rag.answer.markers import MARKER
+from rag.answer.citations import MARKER, CitedAnswer
 from rag.index.passages import split_sentences
 from rag.lang.messages import question_language
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer
-from rag.answer.markers import MARKER
+from rag.answer.citations import MARKER, CitedAnswer
 from rag.answer.refusal import abstention
 
 _EN = (

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from rag.answer.aspects import ASPECTS, aspect_answer
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, cite, numbered
+from rag.answer.citations import CitedAnswer, cite, inert_markers, numbered
 from rag.answer.extractive import (
     ExtractiveOptions,
     asks_what_it_is,
@@ -20,7 +20,7 @@ from rag.answer.extractive import (
 )
 from rag.answer.judge import verdict_fields
 from rag.lang.gloss import english_query
-from rag.lang.messages import question_language
+from rag.lang.messages import message, question_language
 from rag.lang.pointers import is_comparison, topic_terms
 from rag.lang.question_kind import sentences_asked, wants
 
@@ -95,6 +95,12 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes
+    if turn.compare:  # a paper known by its title alone is said so, not left out unsaid
+        missing = [s.paper for s in sources if not s.paper.has_abstract]
+        text += "".join(
+            f"\n\n**{inert_markers(p.shown_title)}**: {message('no_abstract', turn.question)}"
+            for p in missing
+        )
     return numbered(
         CitedAnswer(
             question=turn.question,

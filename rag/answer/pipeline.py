@@ -35,6 +35,7 @@ from rag.answer.conversation import (
     Earlier,
     History,
     all_shown,
+    cited_before,
     clean_history,
     compared_with,
     earlier,
@@ -50,6 +51,7 @@ from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept
 from rag.answer.model_judge import ModelJudge
 from rag.answer.records import (
     all_shown_answer,
+    aside_unrecorded,
     by_authors_answer,
     question_filters,
     record_answer,
@@ -152,6 +154,9 @@ def _prepare(
         turn = Turn(question, meant, [], meant=meant)
         turn.result = unrecorded_answer(turn, assistant)
         return turn
+    rest, aside = aside_unrecorded(meant)  # "...? i think it got an outstanding paper award"
+    if rest:
+        text = meant = rest
     before = earlier(meant, previous, about)
     theirs = their_authors(meant, before)
     if theirs is not None:  # "any others by them?": their other papers, from the records
@@ -160,14 +165,19 @@ def _prepare(
         turn.result = by_authors_answer(turn, *theirs, assistant, filters)
         return turn
     beside = compared_with(meant, before)
-    if beside is not None:  # "compare it with SCBench": the paper named, found by its name
+    if beside:  # "compare it with SCBench": the paper named, found by its name
         found = assistant.retriever.search(meant, k=assistant.wanted(0, k))
-        other = next((s for s in found if s.asked_by and s.paper.id != beside.paper.id), None)
+        earlier_ids = {s.paper.id for s in beside}
+        other = next((s for s in found if s.asked_by and s.paper.id not in earlier_ids), None)
         if other is not None:
-            turn = Turn(question, meant, [beside, other], meant=meant, compare=(1, 2), citable=2)
+            # "DuoAttention and the other KV cache methods": the one named first
+            both = [*beside, other] if len(beside) == 1 else [other, *beside]
+            compared = tuple(range(1, len(both) + 1))
+            turn = Turn(question, meant, both, meant=meant, compare=compared, citable=len(both))
             turn.previous_papers = before.papers
             return turn
     like = more_like(meant, before)  # "more like that": a new search, by their titles
+    leave_out = like[1] if like is not None else cited_before(meant, before)
     if like is not None:
         searched, before = like[0], Earlier(before.shown, before.cited)
     elif before.again:
@@ -196,6 +206,7 @@ def _prepare(
     # and the answer says how it read them.
     intent = understand(spelling.text(searched))
     filters, note = question_filters(intent.asked, filters, text, spelling.changes(text))
+    note = f"{aside} {note}".strip()
     # The offline judge checks more candidates for a list than the sources setting shows
     # (list_pool), and keeps k: one search at that depth (its first k are the search for k).
     wanted = assistant.wanted(intent.asked.number, k)
@@ -205,10 +216,12 @@ def _prepare(
     candidates = assistant.retriever.search(
         intent.search, k=depth, filters=filters, read_names=like is None
     )
-    if like is not None:  # not the papers it asks for more like
-        candidates = [c for c in candidates if c.paper.id not in like[1]]
+    if leave_out:  # not the papers it asks for more like, or for others than
+        candidates = [c for c in candidates if c.paper.id not in leave_out]
     sources = candidates[:wanted]
-    turn = Turn(question, intent.search, sources, scope_note=note, intent=intent, meant=meant)
+    # The standalone question keeps its tier words: "show more" asks it again, under them.
+    asked = spelling.text(searched)
+    turn = Turn(question, asked, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
     if like is None:  # a search made of titles asks no record ("Markov" there is no person)
         turn.result = record_answer(turn, intent.asked, assistant, filters)

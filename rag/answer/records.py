@@ -10,15 +10,12 @@ one, is not asked: the record is the answer.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
-from functools import cache
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, Quote, cite, numbered
+from rag.answer.citations import CitedAnswer, Quote, cite, inert_markers, numbered
 from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import bibtex_lines, idea_line, record_fact
-from rag.answer.markers import inert_markers
 from rag.answer.refusal import person_refusal
 from rag.lang.intent import (
     TIER_CHOICE,
@@ -26,11 +23,10 @@ from rag.lang.intent import (
     has,
     read_question,
     without_venue,
-    words,
 )
 from rag.lang.messages import message, question_language
+from rag.lang.scope import beside_unrecorded, unrecorded  # noqa: F401 (for rag.answer.pipeline)
 from rag.types import Filters, Paper, RetrievedPaper
-from rag.venue import VENUE
 
 
 def question_filters(
@@ -329,24 +325,11 @@ def all_shown_answer(turn: Turn, previous: CitedAnswer, assistant: Assistant) ->
     return records_cited(turn, lines, shown, assistant, rest=False)
 
 
-def unrecorded(question: str) -> bool:
-    """ "which of these have the most citations?", "best paper award winners", "the acceptance
-    rate": what no record holds (rag/lang/intent_words.toml `unrecorded`); or another venue's
-    papers ("Which NeurIPS 2023 paper ...", "有没有 NeurIPS 2024 的相关论文")."""
-    return has(question, "unrecorded") or _other_venue().search(question) is not None
-
-
-@cache
-def _other_venue() -> re.Pattern[str]:
-    """Another venue asked about: with a year ("NeurIPS 2023", "ICML'24", "ICLR 2024"), "at
-    ICML", "CVPR papers", "NeurIPS 的"; not named in passing ("I review for NeurIPS")."""
-    names = "|".join(map(re.escape, words()["words"]["other_venues"]))
-    others = "|".join(f"{y % 100:02d}" for y in range(2013, 2031) if y != VENUE.year)
-    return re.compile(
-        rf"\b(?:(?:{names})\s*'?\s*(?:20)?\d\d\b|{VENUE.name}\s*'?\s*(?:20)?(?:{others})\b"
-        rf"|(?:at|in|from)\s+(?:{names})\b|(?:{names})\s*(?:papers?\b|的))",
-        re.IGNORECASE,
-    )
+def aside_unrecorded(question: str) -> tuple[str, str]:
+    """ "...? i think it got an outstanding paper award": the rest of the question, to be
+    answered, and the note saying what the index does not hold; ("", "") without such an aside."""
+    rest = beside_unrecorded(question)
+    return rest, message("unrecorded_aside", question) if rest else ""
 
 
 def unrecorded_answer(turn: Turn, assistant: Assistant) -> CitedAnswer:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.markers import parse_markers
+from rag.answer.citations import parse_markers
 from rag.common.similarity import STOPWORDS
 from rag.index.passages import sentences
 from rag.lang import pointers as read
@@ -165,7 +165,7 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
         return tuple(found)
     # "the one about KV cache pruning", "the knowledge localization paper": the words
     # described are in exactly one title
-    for wanted in read.described(text):
+    for wanted in named.described(text):
         hits = [n for n, p in enumerate(sources, start=1) if wanted <= named.title_words(p.title)]
         if len(hits) == 1:
             return (hits[0],)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.answer.assistant import Assistant
-from rag.answer.citations import CitedAnswer
-from rag.answer.markers import inert_markers
+from rag.answer.citations import CitedAnswer, inert_markers
 from rag.common.similarity import STOPWORDS, stem, terms
 from rag.lang.gloss import english_query, english_words, language, mostly_cjk
 from rag.lang.messages import MESSAGES, message

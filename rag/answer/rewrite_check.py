@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag.answer.markers import MARKER
+from rag.answer.citations import MARKER
 from rag.lang.gloss import language
 from rag.lang.question_kind import points_outside
 

@@ -27,9 +27,8 @@ from typing import TypeVar
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.answer.citations import Quote
+from rag.answer.citations import MARKER, Quote, parse_markers, unique
 from rag.answer.claim_check import contradicts, fold_lookalikes, new_numbers
-from rag.answer.markers import MARKER, parse_markers, unique
 from rag.common.similarity import abbreviations, lexical_scores, unit_rows
 from rag.index.passages import split_sentences
 from rag.index.shipped import StoredVectors

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag.answer.citations import check_citations
 from rag.answer.extractive import summary_lines
 from rag.answer.fence import defuse
-from rag.answer.markers import check_citations
 from rag.common.side_files import without_surrogates
 from rag.errors import CompareError
 from rag.index.passages import split_sentences

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rag.common.similarity import STOPWORDS
+from rag.common.similarity import STOPWORDS, stem
 from rag.types import letters_joined
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -251,8 +251,11 @@ def gloss_word(word: str, senses: int = 2) -> list[str]:
     if word in GLOSSARY:
         return [GLOSSARY[word]]
     found = cedict().get(word)
-    if found:
-        return list(found[:senses])
+    if found:  # a sense once: "compress, compression" would weigh it twice in a search
+        kept: dict[str, str] = {}
+        for sense in found[:senses]:
+            kept.setdefault(stem(sense), sense)
+        return list(kept.values())
     # Not a dictionary word: cover it greedily by the longest known pieces.
     out: list[str] = []
     i = 0
@@ -400,6 +403,19 @@ def american(word: str) -> str | None:
         if word.endswith(british) and len(word) > len(british) + 2:
             return word[: -len(british)] + us
     return None
+
+
+# Acronyms a question writes where a title spells the words out ("geometry of ... concepts in
+# llms" for "... in Large Language Models").
+_ACRONYMS = {"llm": "large language model", "vlm": "vision language model", "lm": "language model",
+             "mllm": "multimodal large language model", "gnn": "graph neural network",
+             "rl": "reinforcement learning", "nlp": "natural language processing"}  # fmt: skip
+_ACRONYM = re.compile(rf"\b({'|'.join(_ACRONYMS)})(s?)\b", re.IGNORECASE)
+
+
+def spelled_out(text: str) -> str:
+    """`text` with its common acronyms as a title writes them ("LLMs": "large language models")."""
+    return _ACRONYM.sub(lambda m: _ACRONYMS[m.group(1).lower()] + m.group(2), text)
 
 
 _OR = re.compile(r"\s+or\s+|\s*(?:或者|或是|或)\s*", re.IGNORECASE)

@@ -153,6 +153,7 @@ def read_question(question: str) -> Asked:
                 or noun
                 or (wants_papers and (not following or following in words()["words"]["after_tier"]))
                 or (zh and wants_papers)  # "只看 oral 和 spotlight，求推荐"
+                or "only" in (following, *text[: m.start()].split()[-1:])  # "spotlight only pls"
             ):
                 if tier not in tiers:
                     tiers.append(tier)

@@ -72,6 +72,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "title, authors, decision (Oral, Spotlight or Poster), abstract and OpenReview link; "
         "it has no other venue's papers, no citation counts and no awards, nor the "
         "conference's acceptance rate or place, so it cannot answer this.",
+        "unrecorded_aside": "The index has no awards, citation counts or other venues' "
+        "papers; this answers the rest of the question.",
         "all_found": "The answer above quoted {k} of the {n} papers it found; all {n}, as its "
         "sources list them (there is no rest beyond them; for more, ask a broader question):",
         "by_person_topic": "Papers with {name} among their authors in the index on {topic} "
@@ -187,6 +189,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "unrecorded": f"索引中只有 {VENUE.label} 的录用论文：每篇的标题、作者、录用结果"
         "（口头报告、亮点报告或海报）、摘要和 OpenReview 链接；没有其他会议的论文，没有引用次数，"
         "也没有获奖信息、录用率或会议地点，因此无法回答这个问题。",
+        "unrecorded_aside": "索引中没有获奖信息、引用次数或其他会议的论文；"
+        "以下回答问题的其余部分。",
         "all_found": "上面的回答引用了找到的 {n} 篇论文中的 {k} 篇；这 {n} 篇如下"
         "（没有更多了；想看更多，请换一个更宽泛的问题）：",
         "by_person_topic": "索引中作者包括 {name} 且关于 {topic} 的论文（其 {n} 篇中的 {m} 篇，"

@@ -17,7 +17,7 @@ from functools import cache
 
 from rag.common.similarity import acronyms, terms
 from rag.lang import pointers_zh as zh
-from rag.lang.gloss import english_query, ordinary
+from rag.lang.gloss import english_query
 from rag.lang.intent import asks_comparison, has, phrase_pattern
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
@@ -292,6 +292,16 @@ def compares_all(question: str) -> bool:
 is_comparison = asks_comparison  # "compare the first two", "how do they differ?", "比较一下它们"
 
 
+def names_both_sides(text: str) -> bool:
+    """ "SAM 2 segment anything in videos - whats new vs sam 1": a comparison whose two sides
+    both name a subject, neither an earlier paper (not "compare it with SCBench")."""
+    sides = _VERSUS.split(text, maxsplit=1)
+    return len(sides) == 2 and all(topic_terms(side) - _word_terms("comparison") for side in sides)
+
+
+_VERSUS = re.compile(r"\b(?:vs\.?|versus|compare[sd]?\s+(?:to|with)|than)\b", re.IGNORECASE)
+
+
 def topic_terms(question: str) -> set[str]:
     """Content words of a follow-up beyond the words that point and frame it, and the
     two-letter acronyms it writes in capitals, which are no terms ("orals on RL")."""
@@ -318,6 +328,10 @@ def asks_more_like(text: str) -> bool:
 
 def asks_others_by(text: str) -> bool:  # "any others by them?", "他们还有别的论文吗"
     return has(text, "others_by")
+
+
+def asks_other_papers(text: str) -> bool:  # "any other papers on X?": not those just cited
+    return has(text, "other_papers")
 
 
 def asks_rest(text: str, found_more: bool = False) -> bool:
@@ -404,47 +418,9 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
 
 def focus(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` without the pointing phrases ("summarize the second one" -> "summarize")."""
-    kept = []
-    last = 0
+    kept, last = [], 0
     for start, end in sorted(spans):
         kept.append(text[last:start])
         last = max(last, end)
     kept.append(text[last:])
     return " ".join("".join(kept).split()).strip(" ,;:")
-
-
-# Names: how a question names one of the sources by its title.
-
-
-def described(text: str) -> list[set[str]]:
-    """Title words a follow-up describes one source by: "the one about KV cache pruning",
-    then "the knowledge localization paper". Only distinctive words count: "fast",
-    "efficient" or "large" alone name no paper (issue 20, item 9)."""
-    found = []
-    for match in _ABOUT.finditer(text):
-        wanted = terms(match.group(1)) - _word_terms("follow_up_frame")
-        if _distinctive(match.group(1)):
-            found.append(wanted)
-    for match in _THE_X_PAPER.finditer(text):
-        wanted = terms(match.group(1)) - _word_terms("follow_up_frame")
-        if wanted and _distinctive(match.group(1)):
-            found.append(wanted)
-    return found
-
-
-_ABOUT = re.compile(
-    r"\bthe\s+(?:one|paper|work|article|study)\s+(?:about|on|that\s+\w+|with)\s+"
-    r"((?:[\w-]+\s*){1,4})",
-    re.IGNORECASE,
-)
-_THE_X_PAPER = re.compile(
-    r"\b(?:the|that|this)\s+((?:[\w-]+\s+){1,4}?)(?:paper|one|work|article|method|model|"
-    r"benchmark|approach|study)\b",
-    re.IGNORECASE,
-)
-
-
-def _distinctive(phrase: str) -> bool:
-    """Two or more content words, or one that is not an ordinary English word."""
-    words = [w for w in NAME_WORDS.findall(phrase) if terms(w) - _word_terms("follow_up_frame")]
-    return len(words) >= 2 or any(not ordinary(w) for w in words)

@@ -306,7 +306,9 @@ def list_subject(question: str) -> str:
     the frame)."""
     found = LIST_REQUEST.search(question)
     if found is None:  # a list by its number or tier ("new to X, can you recommend 3 papers?")
-        return without_asking(question)
+        asked = without_asking(question)  # "ICL theory papers, spotlight only": not "papers"
+        before = _TRAILING_PAPERS.sub("", asked).strip(" ,.;:-")
+        return before if _topic_words(before) else asked
     rest = without_asking(_FRAME_VERBS.sub("", question[found.end() :]).strip())
     rest = rest if _topic_words(rest) else ""  # "I work on X - what papers should I read?"
     if not rest:  # "... a bunch of papers on X, which ones should i look at?": X is before it

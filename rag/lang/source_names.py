@@ -103,3 +103,43 @@ def _chat() -> frozenset[str]:
     """Words that open a chat message, not a name ("btw", "ok", "lol")."""
     lists = words()["words"]
     return frozenset(w.lower() for key in ("filler", "topic_frame") for w in lists[key])
+
+
+def described(text: str) -> list[set[str]]:
+    """Title words a follow-up describes one source by: "the one about KV cache pruning",
+    then "the knowledge localization paper". Only distinctive words count: "fast",
+    "efficient" or "large" alone name no paper (issue 20, item 9)."""
+    found = []
+    for match in _ABOUT.finditer(text):
+        wanted = terms(match.group(1)) - _frame()
+        if _distinctive(match.group(1)):
+            found.append(wanted)
+    for match in _THE_X_PAPER.finditer(text):
+        wanted = terms(match.group(1)) - _frame()
+        if wanted and _distinctive(match.group(1)):
+            found.append(wanted)
+    return found
+
+
+_ABOUT = re.compile(
+    r"\bthe\s+(?:one|paper|work|article|study)\s+(?:about|on|that\s+\w+|with)\s+"
+    r"((?:[\w-]+\s*){1,4})",
+    re.IGNORECASE,
+)
+_THE_X_PAPER = re.compile(
+    r"\b(?:the|that|this)\s+((?:[\w-]+\s+){1,4}?)(?:paper|one|work|article|method|model|"
+    r"benchmark|approach|study)\b",
+    re.IGNORECASE,
+)
+
+
+def _distinctive(phrase: str) -> bool:
+    """Two or more content words, or one that is not an ordinary English word."""
+    words = [w for w in NAME_WORDS.findall(phrase) if terms(w) - _frame()]
+    return len(words) >= 2 or any(not ordinary(w) for w in words)
+
+
+@cache
+def _frame() -> frozenset[str]:
+    """Words that frame a follow-up ("the one about"), no part of a description."""
+    return frozenset(terms(" ".join(words()["words"]["follow_up_frame"])))

@@ -48,7 +48,7 @@ from functools import cache
 from rag.common.similarity import STOPWORDS, stem
 from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
-from rag.lang.gloss import american, as_typed, english_query, title_text
+from rag.lang.gloss import american, as_typed, english_query, spelled_out, title_text
 from rag.lang.intent import without_venue, words
 from rag.lang.question_kind import QUOTED
 from rag.retrieval.people import fold
@@ -268,11 +268,13 @@ class TitleIndex:
         i = self.position.get(paper_id)
         if i is None or not self.parts[i]:
             return False
-        whole = self.parts[i][0]
-        sequence = word_sequence(title_text(without_venue(question)))
+        whole, text = self.parts[i][0], title_text(without_venue(question))
         if len(whole) < PHRASE_WORDS:
             return False
-        return _inside(whole, sequence) or bool(_nearly(whole, sequence, lambda _w: 1.0))
+        return any(  # as written, or its acronyms spelled out as titles write them
+            _inside(whole, sequence) or _nearly(whole, sequence, lambda _w: 1.0)
+            for sequence in (word_sequence(text), word_sequence(spelled_out(text)))
+        )
 
     def _known(self, word: str, counts: dict[str, int]) -> bool:
         """A title or an abstract's chunk holds `word` (a stem)."""
