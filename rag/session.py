@@ -91,6 +91,7 @@ class Session:
             k=self.k,
             previous=of or self.previous,
             about=about,
+            conversation=[e.answer for e in self.exchanges],
         )
         for piece in stream:
             if isinstance(piece, CitedAnswer):

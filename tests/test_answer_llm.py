@@ -58,6 +58,7 @@ def source_abstracts(prompt: str) -> dict[int, str]:
     return {int(n): body.split("Abstract: ", 1)[1] for n, body in blocks}
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_prompt_numbers_the_retrieved_sources_and_asks_the_question(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:

@@ -164,6 +164,7 @@ def test_chinese_question_gets_english_quotes_inside_chinese_text(offline: Assis
         assert f"{c.quote} [{c.n}]" in result.answer
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_chinese_refusal_is_in_chinese(offline: Assistant) -> None:
     # Far from every seed (a bread recipe). The Chinese weather-forecasting question is near
     # TimeKAN's time-series forecasting and sits just above the seed corpus's Chinese bar,

@@ -200,6 +200,7 @@ def test_a_first_build_is_served_once_the_index_is_whole_while_its_map_is_writte
     assert read_build_status(settings) is None
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_rag_ingest_marks_the_index_searchable_before_it_writes_the_map(
     tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,6 +323,7 @@ def test_a_reader_that_lived_through_an_ingest_reads_the_new_papers_vectors(
     assert read_calls == []  # read once for this generation
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_an_index_of_int8_vectors_is_rebuilt_by_the_next_make_run(
     tmp_path: Path, small_corpus: Path, embeddings: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,6 +4,7 @@ the answer is escaped as before, and a fence that never closes is text."""
 from __future__ import annotations
 
 import bibtexparser
+import pytest
 
 from rag import fenced
 from rag.answer.citations import CitedAnswer
@@ -27,6 +28,7 @@ def test_closed_fences_are_code_and_the_rest_is_text() -> None:
     assert language and language.isalnum() and len(language) <= 20  # no markup gets through
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_give_me_the_bibtex_answers_with_entries_the_page_shows_as_code(
     corpus: Assistant,
 ) -> None:

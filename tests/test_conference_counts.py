@@ -27,6 +27,7 @@ def tiers(assistant: Assistant) -> Counter[str]:
         ("ICLR 2025 有多少篇 oral？", "Oral"),
     ],
 )
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_tier_is_counted_over_the_conference(corpus: Assistant, question: str, tier: str) -> None:
     result = answer(question, assistant=corpus)
     assert not result.abstained
@@ -35,6 +36,7 @@ def test_a_tier_is_counted_over_the_conference(corpus: Assistant, question: str,
 
 
 @pytest.mark.parametrize("question", ["how many papers were accepted?", "一共有多少篇论文"])
+@pytest.mark.slow  # over a second on 2 cores
 def test_all_papers_are_counted_by_decision(corpus: Assistant, question: str) -> None:
     result = answer(question, assistant=corpus)
     counts = tiers(corpus)
@@ -81,6 +83,7 @@ def test_a_hyphenated_word_counts_its_parts_and_the_rule_says_words_as_written(
         ),
     ],
 )
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_count_counts_its_own_topic_only(corpus: Assistant, question: str, rule: str) -> None:
     result = answer(question, assistant=corpus)
     said = next(
@@ -90,6 +93,7 @@ def test_a_count_counts_its_own_topic_only(corpus: Assistant, question: str, rul
     assert not result.answer.startswith(("0 ", "索引中的 3,716 篇论文里有 0 篇"))
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_count_counts_a_hyphenated_word_in_either_spelling(corpus: Assistant) -> None:
     """Abstracts write "over-smoothing" and "oversmoothing": each spelling counted only its own."""
     counted = []
@@ -101,6 +105,7 @@ def test_a_count_counts_a_hyphenated_word_in_either_spelling(corpus: Assistant) 
     assert counted[0] == counted[1]
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_topic_with_its_abbreviation_counts_papers_by_either_name(corpus: Assistant) -> None:
     """ "sparse autoencoders (SAEs)" counted only papers that write all three words (7 of 11):
     the abbreviation in brackets is another name of the topic, not one more word."""

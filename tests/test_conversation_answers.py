@@ -161,6 +161,7 @@ def test_cli_conversation_with_a_question_too_is_refused(
     assert "either" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_cli_compare_them_prints_the_comparison_table(
     seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,6 +57,7 @@ def test_a_bare_chinese_authors_question_asks_the_papers_just_shown(question: st
     assert found.numbers == tuple(range(1, CITED + 1))
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_the_intent_says_once_whether_a_question_compares() -> None:
     """The judge reads `Intent.compare`, made from the same word list, not the question."""
     assert understand("How does FlexPrefill differ from MInference?").compare
@@ -74,6 +75,7 @@ def test_the_intent_says_once_whether_a_question_compares() -> None:
         "扩散模型如何生成视频？",
     ],
 )
+@pytest.mark.slow  # over a second on 2 cores
 def test_new_chinese_questions_do_not_resolve(question: str) -> None:
     assert numbers(question) is None
 

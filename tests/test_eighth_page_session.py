@@ -3,11 +3,14 @@ any run, by someone who did not read the code), each asserted as the researcher 
 
 from __future__ import annotations
 
+import pytest
+
 from rag.answer.pipeline import Assistant, answer
 from rag.lang.source_names import names_a_paper
 from tests.test_sixth_page_session import then
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_question_that_opens_with_a_name_is_about_that_paper(corpus: Assistant) -> None:
     """ "mle-bench - what does it measure and who made it" after Cybench listed Cybench's
     authors: its "it" was read as the paper shown before."""
@@ -24,6 +27,7 @@ def test_a_chat_opening_is_no_name() -> None:
         assert not names_a_paper(question), question
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_show_the_rest_after_a_summary_lists_all_it_found(corpus: Assistant) -> None:
     """ "show the rest" after "consistency models" (2 papers quoted, 5 found) said "All 2
     papers this list found are shown above" although 5 sources were shown."""

@@ -85,6 +85,7 @@ def test_a_new_subject_is_no_follow_up(question: str) -> None:
     assert numbers(question) is None
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_the_page_answers_who_are_the_authors_after_one_paper(
     corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -86,6 +86,7 @@ def test_what_about_another_topic_keeps_the_tier_and_says_so(corpus: Assistant) 
         ("关于扩散蒸馏的论文有几篇", "其中哪些是口头报告？"),
     ],
 )
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_tier_follow_up_after_a_count_counts_all_it_listed(
     corpus: Assistant, count: str, tier_question: str
 ) -> None:
@@ -130,6 +131,7 @@ def test_a_count_of_either_topic_counts_papers_with_either() -> None:
     ]
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_chinese_count_of_either_topic(corpus: Assistant) -> None:
     found = Session(corpus).answer("关于 tokenizer-free 或者 byte-level 语言模型的论文有几篇")
     assert found.counted >= 2 and "；或" in found.answer

@@ -269,6 +269,7 @@ def test_a_batch_keeps_going_after_a_failed_question(
     assert "500" in lines[0]["error"] and lines[1]["grounding"] == "cited"
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_timed_out_second_turn_keeps_the_first_answer(
     srv: OpenAIServer, seed_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -203,6 +203,7 @@ def test_empty_and_blank_questions(offline: Any, capsys: pytest.CaptureFixture[s
             answer(question, assistant=offline)
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_100_kb_question(offline: Any) -> None:
     abstract = offline.retriever.search(REBIND_QUESTION)[0].paper.abstract
     question = (abstract + " ") * (100_000 // len(abstract) + 1)

@@ -165,6 +165,7 @@ def test_the_app_shows_config_garbage_in_its_own_error_box(
         assert wanted.split(": ")[-1] in plain(app.error[0].value), app.error[0].value
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_configured_k_above_the_slider_range_does_not_crash_the_app(
     seed_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

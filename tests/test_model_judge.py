@@ -117,6 +117,7 @@ def test_a_failing_judge_call_leaves_the_offline_judge(
     assert len(srv.requests) == 2 and result.judged_by == "offline"
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_one_paper_questions_and_the_offline_setting_make_no_judge_call(
     srv: OpenAIServer, seed_settings: Settings, embeddings: Any
 ) -> None:

@@ -16,6 +16,7 @@ from rag.settings import Settings
 from tests.helpers import CORPUS_JSONL, read_jsonl
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_every_bundled_abstract_reads_as_exact_passages_in_order() -> None:
     for row in read_jsonl(CORPUS_JSONL):
         abstract = row["abstract"]
@@ -58,6 +59,7 @@ def seeds(seed_settings: Settings, embeddings: Any) -> Assistant:
         "PivotMesh 是做什么的？",
     ],
 )
+@pytest.mark.slow  # over a second on 2 cores
 def test_every_quote_points_at_its_passage(seeds: Assistant, question: str) -> None:
     result = answer(question, assistant=seeds)
     assert result.citations

@@ -215,6 +215,7 @@ def test_answers_and_refusals_of_the_assistant_follow_the_decision(
         assert bool(result.citations) is answered, question
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_the_cli_says_when_the_embeddings_have_no_calibration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import bibtexparser
+import pytest
 
 from rag.answer.pipeline import Assistant, answer
 from rag.session import Session
@@ -27,6 +28,7 @@ def test_show_the_rest_when_all_were_shown_says_so(corpus: Assistant) -> None:
         assert f" {len(rest.citations)} " in again.answer.splitlines()[0]
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_phrase_is_counted_as_one_spaced_or_hyphenated(corpus: Assistant) -> None:
     """ "mixture of experts" counted its words apart (42, with "a mixture of LoRA experts"),
     "mixture-of-experts" only the hyphenated phrase (19): the same topic, two counts."""

@@ -194,6 +194,7 @@ def test_an_answer_embeds_only_the_sentences_nothing_shipped_holds(embeddings: A
     assert recorder.asked == [new, *shipped[:3]]
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_the_shipped_chunk_boundaries_are_what_chunking_computes_here(embeddings: Any) -> None:
     plan = chunk_plan(DEFAULTS, embeddings)
     rebuild = "rebuild them with `rag vectors chunks` and commit data/iclr2025/chunks.json.gz"

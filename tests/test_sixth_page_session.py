@@ -3,6 +3,8 @@ run, by someone who did not read the code), each asserted as the researcher expe
 
 from __future__ import annotations
 
+import pytest
+
 from rag.answer.citations import CitedAnswer
 from rag.answer.pipeline import Assistant, answer
 
@@ -76,6 +78,7 @@ def test_a_quoted_title_no_paper_has_is_said_to_be_absent(corpus: Assistant) -> 
     assert misquoted.citations[0].paper_id == SAFETY
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_a_chinese_count_reads_its_topic_as_the_english_one(corpus: Assistant) -> None:
     """中用 ("useful") was one word of "蛋白质设计中用扩散模型": the count required "useful"."""
     zh = answer("蛋白质设计中用扩散模型的论文有多少篇？", assistant=corpus).answer

@@ -79,3 +79,25 @@ def test_a_comparison_with_the_other_methods_puts_the_earlier_papers_beside(
     assert len(result.compare) == 1 + len(cited)
     assert {s.paper.id for s in result.sources[1 : len(result.compare)]} == cited
     assert message("no_abstract", "对比一下") in result.answer
+
+
+def test_all_the_papers_we_discussed_are_every_paper_the_chat_cited(corpus: Assistant) -> None:
+    """ "总结一下我们刚才聊到的所有论文" and "summarize all the papers we discussed" quoted the
+    last answer's paper alone (MLE-bench); a new question that says "so far" is still new."""
+    from rag.session import Session
+
+    for first, second, summary in (
+        ("papers on kv cache compression", "mle-bench - what does it measure?",
+         "summarize all the papers we discussed"),
+        ("有哪些关于 KV cache 压缩的论文", "MLE-bench 这篇用了多少个 Kaggle 比赛？",
+         "总结一下我们刚才聊到的所有论文"),
+    ):  # fmt: skip
+        chat = Session(corpus)
+        listed = {c.paper_id for c in chat.answer(first).citations}
+        named = {c.paper_id for c in chat.answer(second).citations}
+        result = chat.answer(summary)
+        assert {c.paper_id for c in result.citations} == listed | named, summary
+    chat = Session(corpus)
+    chat.answer("mle-bench - what does it measure?")
+    new = chat.answer("what's new so far in kv cache compression")
+    assert "cache" in new.sources[0].paper.title.lower()

@@ -94,6 +94,7 @@ def test_a_quoted_title_is_answered_from_that_paper_alone(
     assert {c.paper_id for c in result.citations} == {paper}
 
 
+@pytest.mark.slow  # over a second on 2 cores
 def test_the_page_answers_a_framed_question_and_says_it_searched_its_topic(
     corpus_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -348,3 +348,17 @@ def located(paper: Paper, quote: str) -> tuple[str, int | None, int | None]:
         return "abstract", at, at + len(quote)
     at = paper.title.find(quote)
     return ("title", at, at + len(quote)) if at >= 0 else ("", None, None)
+
+
+def merged(answers: Sequence[CitedAnswer]) -> CitedAnswer:
+    """One answer citing every paper the `answers` cited, each once, in the order first cited:
+    what "summarize all the papers we discussed" points at."""
+    sources: list[RetrievedPaper] = []
+    citations: list[Citation] = []
+    for earlier in answers:
+        for citation in sorted(earlier.citations, key=lambda c: c.n):
+            source = earlier.sources[citation.n - 1]
+            if all(s.paper.id != source.paper.id for s in sources):
+                sources.append(source)
+                citations.append(replace(citation, n=len(sources)))
+    return replace(answers[-1], sources=sources, citations=citations, compare=(), matched=0)

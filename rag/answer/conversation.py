@@ -24,6 +24,7 @@ from rag.lang.gloss import english_query, language
 from rag.lang.pointers import (
     MAX_FOLLOW_UP_TOPIC_TERMS,
     asks,
+    asks_discussed,
     asks_more_like,
     asks_only_aspects,
     asks_other_papers,
@@ -103,6 +104,8 @@ def earlier(text: str, previous: CitedAnswer | None, about: Paper | None) -> Ear
     if previous.compare:  # "compare them" again: the same papers
         cited = max(cited, *previous.compare)
     reference = resolve(text, [s.paper for s in shown], cited) if shown else None
+    if shown and asks_discussed(text) and (reference is None or reference.how == "set"):
+        reference = Reference(tuple(range(1, max(cited, 1) + 1)), "set", focus=text)
     again = ""
     if reference is not None and _asked_anew(text, reference, previous):
         if _recounts(reference, previous):
@@ -123,6 +126,14 @@ def more_like(text: str, before: Earlier) -> tuple[str, frozenset[str]] | None:
 
 
 MAX_LIKE = 3  # papers whose titles make the search for more like them
+
+
+def discussed(text: str, answers: Sequence[CitedAnswer]) -> list[CitedAnswer]:
+    """ "summarize all the papers we discussed": the conversation's answers whose papers it
+    means (not its refusals); [] for any other question."""
+    if not answers or not asks_discussed(text):
+        return []
+    return [a for a in answers if not a.abstained]
 
 
 def cited_before(text: str, before: Earlier) -> frozenset[str]:

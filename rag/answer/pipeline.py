@@ -25,11 +25,11 @@ question and history are never changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn, open_assistant
-from rag.answer.citations import CitedAnswer
+from rag.answer.citations import CitedAnswer, merged
 from rag.answer.conversation import (
     MAX_QUESTION_CHARS,
     Earlier,
@@ -38,6 +38,7 @@ from rag.answer.conversation import (
     cited_before,
     clean_history,
     compared_with,
+    discussed,
     earlier,
     more_like,
     question_text,
@@ -86,6 +87,7 @@ def answer(
     k: int | None = None,
     previous: CitedAnswer | None = None,
     about: Paper | None = None,
+    conversation: Sequence[CitedAnswer] = (),
 ) -> CitedAnswer:
     """Answer `question` with checked citations: `stream_answer` read to its end, so what is
     measured is what the page and the CLI run.
@@ -103,6 +105,7 @@ def answer(
         k=k,
         previous=previous,
         about=about,
+        conversation=conversation,
     ):
         if isinstance(piece, CitedAnswer):
             result = piece
@@ -119,10 +122,12 @@ def stream_answer(
     k: int | None = None,
     previous: CitedAnswer | None = None,
     about: Paper | None = None,
+    conversation: Sequence[CitedAnswer] = (),
 ) -> Iterator[str | CitedAnswer]:
-    """Text pieces as they are generated, then the final `CitedAnswer` (whose text is checked)."""
+    """Text pieces as they are generated, then the final `CitedAnswer` (whose text is checked).
+    `conversation`: the chat's earlier answers, oldest first, for "the papers we discussed"."""
     budget = assistant.budget()
-    turn = _prepare(question, history, assistant, filters, k, budget, previous, about)
+    turn = _prepare(question, history, assistant, filters, k, budget, previous, about, conversation)
     yield from write(turn, assistant, budget)
 
 
@@ -135,18 +140,22 @@ def _prepare(
     budget: Budget,
     previous: CitedAnswer | None = None,
     about: Paper | None = None,
+    conversation: Sequence[CitedAnswer] = (),
 ) -> Turn:
     """The turn up to the write stage: its sources and what the judge kept, or its result."""
     text = question_text(question)
     # A follow-up's words as meant too ("secnd one?"): the index's spelling, as for a search.
     spelling = assistant.retriever.spelling()
     meant = spelling.text(text)
-    again = rest_of(meant, previous, history)
+    said = discussed(meant, conversation)  # "summarize all the papers we discussed"
+    if len(said) > 1:
+        previous = merged(said)
+    again = None if said else rest_of(meant, previous, history)
     if again is not None:  # "show me the other 4": the earlier question, for all it found
         text = meant = again[0]
         depth = again[1] or assistant.retriever.calibration.list_pool  # 0: as a list is judged
         k, previous = assistant.wanted(depth, None), None
-    elif previous is not None and all_shown(meant, previous):  # "show the rest": none left
+    elif previous is not None and not said and all_shown(meant, previous):  # none left to show
         turn = Turn(question, meant, [], meant=meant)
         turn.result = all_shown_answer(turn, previous, assistant)
         return turn

@@ -330,6 +330,10 @@ def asks_others_by(text: str) -> bool:  # "any others by them?", "他们还有�
     return has(text, "others_by")
 
 
+def asks_discussed(text: str) -> bool:  # "summarize all the papers we discussed"
+    return _asks_only(text, "discussed")
+
+
 def asks_other_papers(text: str) -> bool:  # "any other papers on X?": not those just cited
     return has(text, "other_papers")
 
