@@ -5,8 +5,9 @@
         ...                                             # text pieces, then the CitedAnswer
     answer = session.answer("summarize the second one")  # the same, drained
 
-A session holds the chat so far (the last `HISTORY_MESSAGES` messages, as many as the answerer
-reads), the previous answer (whose numbered sources a follow-up points at: "the second one",
+A session holds the chat so far (its last `KEPT_TURNS` answers, whose cited papers "all the
+papers we discussed" means; the answerer reads the last `HISTORY_MESSAGES` messages), the
+previous answer (whose numbered sources a follow-up points at: "the second one",
 "[3]", "compare them"), and the filters and number of sources each question is asked with.
 A turn is recorded when its answer is complete; a question that fails (or whose stream is
 abandoned: the page reruns mid-answer) leaves the conversation as it was, and stays in
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from rag.answer.pipeline import Assistant, CitedAnswer
     from rag.types import Filters, Paper
 
-# The answerer reads the last 8 messages of the chat (rag.answer.pipeline): no more are kept.
+# The answerer reads the last 8 messages of the chat (rag.answer.pipeline); the answers of the
+# last 20 turns are kept, for "summarize all the papers we discussed".
 HISTORY_MESSAGES = 8
+KEPT_TURNS = 20
 
 
 @dataclass(frozen=True)
@@ -113,8 +116,8 @@ class Session:
     def record(self, question: str, answer: CitedAnswer) -> None:
         """Add an answered turn (`ask` does; a caller restoring a chat may too)."""
         self.exchanges.append(Exchange(question, answer))
-        # Only what the history and `previous` need is kept: a long chat holds no more.
-        del self.exchanges[: -(HISTORY_MESSAGES // 2)]
+        # A long chat keeps its last turns only.
+        del self.exchanges[:-KEPT_TURNS]
         self.unanswered = None
 
     def reset(self) -> None:

@@ -193,6 +193,7 @@ def test_the_map_is_readable_and_a_tap_opens_the_cited_paper(
     expect(table).to_contain_text("Approach", timeout=TIMEOUT)
     assert not scrolls_sideways(page), "the chat scrolls sideways after a comparison"
 
+    wait_idle(page)  # the comparison's rerun done: a click now is not on a replaced button
     watch_map_charts(page)
     started = time.perf_counter()
     answer.get_by_role("button", name="Show on map").click()

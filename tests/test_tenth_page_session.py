@@ -97,7 +97,18 @@ def test_all_the_papers_we_discussed_are_every_paper_the_chat_cited(corpus: Assi
         named = {c.paper_id for c in chat.answer(second).citations}
         result = chat.answer(summary)
         assert {c.paper_id for c in result.citations} == listed | named, summary
+        assert result.scope_note.startswith(message("reused_discussed", summary).split("{")[0])
     chat = Session(corpus)
     chat.answer("mle-bench - what does it measure?")
     new = chat.answer("what's new so far in kv cache compression")
     assert "cache" in new.sources[0].paper.title.lower()
+
+
+def test_the_x_one_describes_a_paper_known_by_its_title(corpus: Assistant) -> None:
+    """ "the pyramidal flow matching one, who are the authors" quoted three other flow-matching
+    papers and no authors (its abstract is not in the corpus; its title is)."""
+    result = answer("the pyramidal flow matching one, who are the authors", assistant=corpus)
+    title = "Pyramidal Flow Matching for Efficient Video Generative Modeling"
+    assert result.sources[0].paper.title == title
+    assert [c.paper_id for c in result.citations] == [result.sources[0].paper.id]
+    assert "Zhouchen Lin" in result.answer

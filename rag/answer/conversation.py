@@ -105,7 +105,7 @@ def earlier(text: str, previous: CitedAnswer | None, about: Paper | None) -> Ear
         cited = max(cited, *previous.compare)
     reference = resolve(text, [s.paper for s in shown], cited) if shown else None
     if shown and asks_discussed(text) and (reference is None or reference.how == "set"):
-        reference = Reference(tuple(range(1, max(cited, 1) + 1)), "set", focus=text)
+        reference = Reference(tuple(range(1, max(cited, 1) + 1)), "discussed", focus=text)
     again = ""
     if reference is not None and _asked_anew(text, reference, previous):
         if _recounts(reference, previous):

@@ -78,7 +78,7 @@ def referring_turn(
     """
     meant = [shown[n - 1] for n in reference.numbers]
     about = reference.how == "about"
-    note = "" if about else reuse_note(question, reference.numbers, shown, filters)
+    note = "" if about else reuse_note(question, reference, shown, filters)
     if filters is not None and not reference.tier:  # a tier question reports the excluded too
         meant = [s for s in meant if filters.accepts(s.paper)]
     topic = asked_topic(text, reference)
@@ -239,20 +239,19 @@ def record_fact(paper: Paper, ask: str, zh: bool = False) -> str:
 
 
 def reuse_note(
-    question: str, numbers: tuple[int, ...], shown: list[RetrievedPaper], filters: Filters | None
+    question: str, reference: Reference, shown: list[RetrievedPaper], filters: Filters | None
 ) -> str:
-    """What the answer was taken from, said in the page: the previous sources, and which of
-    them the current filters leave out."""
+    """What the answer was taken from, said in the page: the previous sources (or all the
+    chat cited), and which of them the current filters leave out."""
     zh = question_language(question) == "zh"
+    numbers = reference.numbers
     marks = ", ".join(f"[{n}]" for n in numbers)
     marks = f" {marks}" if marks else ""
     excluded = [
         n for n in numbers if filters is not None and not filters.accepts(shown[n - 1].paper)
     ]
-    if zh:
-        note = f"本回答只依据上一个回答的来源{marks}，没有重新检索"
-    else:
-        note = f"Answered from the previous answer's sources{marks}, without a new search"
+    said = "reused_discussed" if reference.how == "discussed" else "reused"
+    note = message(said, question).format(marks=marks)
     if excluded and filters is not None:
         wanted = ", ".join(filters.tiers) if filters.tiers else ", ".join(filters.keywords)
         left = ", ".join(f"[{n}]" for n in excluded)

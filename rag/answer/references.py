@@ -38,7 +38,7 @@ class Reference:
     """Which previous sources a follow-up means, by their numbers (1 = the first source)."""
 
     numbers: tuple[int, ...]
-    how: str  # "marker", "ordinal", "name", "pronoun", "set" or "tier"
+    how: str  # "marker", "ordinal", "name", "pronoun", "set", "tier"; "discussed": the chat's
     tier: str = ""  # "which of them are orals?": the tier asked for (numbers = those with it)
     asks: tuple[str, ...] = ()  # metadata asked about: "tier", "link", "authors"
     focus: str = ""  # the question with the words that point removed: what it asks

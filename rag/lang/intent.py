@@ -176,7 +176,7 @@ def read_question(question: str) -> Asked:
         listing=listing,
         # "which paper showed that ...", "any paper showing that X does Y": one paper described
         # (not "papers", nor "any paper on <a topic>")
-        one_paper=(not listing and has(text, "one_paper"))
+        one_paper=(not listing and (has(text, "one_paper") or _THE_X_ONE.search(text) is not None))
         or (
             not count
             and has(text, "a_paper")
@@ -299,6 +299,7 @@ def _sentence_end(text: str, at: int) -> int:
 
 
 # A clause after a stop or a dash, and its first word; the end of a sentence.
+_THE_X_ONE = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?one\b", re.I)  # "the pyramidal flow one"
 _CLAUSE = re.compile(r"(?:[.!?;:]|\s[—–-])\s+(\w+)")
 _SENTENCE_END = re.compile(r"[?!？]|\.(?=\s|$)")
 

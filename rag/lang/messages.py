@@ -72,6 +72,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "title, authors, decision (Oral, Spotlight or Poster), abstract and OpenReview link; "
         "it has no other venue's papers, no citation counts and no awards, nor the "
         "conference's acceptance rate or place, so it cannot answer this.",
+        "reused": "Answered from the previous answer's sources{marks}, without a new search",
+        "reused_discussed": "Answered from the papers this conversation cited{marks}, without a "
+        "new search",
         "unrecorded_aside": "The index has no awards, citation counts or other venues' "
         "papers; this answers the rest of the question.",
         "all_found": "The answer above quoted {k} of the {n} papers it found; all {n}, as its "
@@ -189,6 +192,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "unrecorded": f"索引中只有 {VENUE.label} 的录用论文：每篇的标题、作者、录用结果"
         "（口头报告、亮点报告或海报）、摘要和 OpenReview 链接；没有其他会议的论文，没有引用次数，"
         "也没有获奖信息、录用率或会议地点，因此无法回答这个问题。",
+        "reused": "本回答只依据上一个回答的来源{marks}，没有重新检索",
+        "reused_discussed": "本回答只依据本次对话引用过的论文{marks}，没有重新检索",
         "unrecorded_aside": "索引中没有获奖信息、引用次数或其他会议的论文；"
         "以下回答问题的其余部分。",
         "all_found": "上面的回答引用了找到的 {n} 篇论文中的 {k} 篇；这 {n} 篇如下"

@@ -31,8 +31,9 @@ LIST_REQUEST = re.compile(
     r"(?:papers|works|studies|methods|approaches|orals|spotlights|posters)\b"
     r"|\bwhat(?:'s|\s+is)\s+new\s+(?:in|on|about|"
     r"for)\b|\bsummari[sz]e\s+(?:the\s+)?(?:recent\s+)?(?:work|research|papers|literature|"
-    r"progress|studies|advances)\b|\b(?:list|show|find|recommend|suggest)\s+(?:me\s+)?"
-    r"(?:the\s+|some\s+|a\s+few\s+)?(?:good\s+|key\s+|important\s+)?(?:papers|works|studies)\b|"
+    r"progress|studies|advances)\b|\b(?:list|show|find|recommend|suggest|give)\s+(?:me\s+)?"
+    r"(?:(?:the\s+|some\s+|a\s+few\s+)?(?:good\s+|key\s+|important\s+)?(?:papers|works|studies)"
+    r"\b|\d+\s+(?=(?:on|about)\s))|"  # "give me 4 on X" (its tier word taken out)
     # "I'm into X, what should I read?", "which ones should i look at", "a reading list on X",
     # "must-read papers on X"
     r"\b(?:what|which(?:\s+ones)?)\s+(?:should|shall|can|could|do)\s+i\s+(?:\w+\s+)?"
