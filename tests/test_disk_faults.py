@@ -124,7 +124,8 @@ def test_a_disk_that_fills_up_mid_ingest_leaves_an_index_that_opens(
     kept = json.loads(rag("stats", "--index", index, "--json").stdout)["papers"]
     assert 38 <= kept < 38 + MORE
     code, out, err = run(capsys, "search", REBIND_QUESTION, "--index", index, "--json")
-    assert code == 0 and json.loads(out)["results"][0]["title"] == "ReBIND"
+    assert code == 0, err
+    assert json.loads(out)["results"][0]["title"] == "ReBIND"
     assert not (small_disk / "index" / ".space-reserve").exists()
 
     # Space freed, the same command, run again as a user would, finishes the job.

@@ -112,3 +112,15 @@ def test_the_x_one_describes_a_paper_known_by_its_title(corpus: Assistant) -> No
     assert result.sources[0].paper.title == title
     assert [c.paper_id for c in result.citations] == [result.sources[0].paper.id]
     assert "Zhouchen Lin" in result.answer
+
+
+def test_what_a_paper_ran_on_is_quoted_or_said_absent(corpus: Assistant) -> None:
+    """ "what gpus and how many hours did they use to train transfusion" quoted generic
+    sentences: a question on compute asks for the sentence that reports it, or says none."""
+    first = answer(
+        "transfusion: predict the next token and diffuse images with one model", assistant=corpus
+    )
+    assert first.sources[0].paper.title.startswith("Transfusion")
+    result = then("what gpus and how many hours did they use to train it?", first, corpus)
+    assert message("no_speed") in result.answer
+    assert [c.paper_id for c in result.citations] == [first.sources[0].paper.id]

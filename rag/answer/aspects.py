@@ -33,7 +33,8 @@ ASPECTS = {
             # "17.5x", "17.5×", "17.5$\times$" (LaTeX); "speedup", "speed up", "speeds up"
             r"\d+(?:\.\d+)?\s*(?:x|×|\$?\\times\$?)(?![a-z])|\bspeed(?:-?ups?|s?\s+up)\b"
             r"|\bfaster\b|\blatency\b"
-            r"|\bthroughput\b|\b(?:ms|milliseconds?|seconds?|hours?)\b|\baccelerat\w*",
+            r"|\bthroughput\b|\b(?:ms|milliseconds?|seconds?|hours?)\b|\baccelerat\w*"
+            r"|\b(?:GPUs?|TPUs?|[AHV]100s?|FLOPs?)\b",  # what it ran on: "8 A100 GPUs"
             re.I,
         ),
         "no_speed",

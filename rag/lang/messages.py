@@ -25,7 +25,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "model_refused": "The retrieved abstracts do not answer this question.",
         "nearest": "The nearest papers in the index:",
         # A follow-up asks one measurable thing the abstract does not report (rag.answer.aspects)
-        "no_speed": "The abstract reports no speed figure.",
+        "no_speed": "The abstract reports no speed or compute figure.",
         "no_evaluation": "The abstract names no benchmark or evaluation.",
         "no_limitations": "The abstract states no limitation of its own.",
         "no_code": "The abstract gives no code link; the paper's OpenReview page may.",
@@ -151,7 +151,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "not_answered": "这些来源没有回答这个问题。",
         "model_refused": "检索到的论文摘要没有回答这个问题。",
         "nearest": "索引中最接近的论文：",
-        "no_speed": "摘要没有给出速度数据。",
+        "no_speed": "摘要没有给出速度或算力数据。",
         "no_evaluation": "摘要没有提到评测基准或实验。",
         "no_limitations": "摘要没有提到其自身的局限。",
         "no_code": "摘要没有给出代码链接；可查看该论文的 OpenReview 页面。",

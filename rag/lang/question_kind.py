@@ -133,7 +133,8 @@ _ASPECTS = (
         "speed",
         re.compile(
             r"\bhow\s+(?:fast|quick(?:ly)?|slow)\b|\b(?:speed|speed-?ups?|latency|throughput"
-            r"|faster|runtime|wall-?clock)\b|多快|速度|加速|延迟|吞吐",
+            r"|faster|runtime|wall-?clock)\b|多快|速度|加速|延迟|吞吐|算力|显卡|训练成本"
+            r"|\b(?:gpus?|tpus?|gpu[- ]hours|hardware|compute\s+budget|training\s+(?:cost|time))\b",
             re.I,
         ),
     ),
