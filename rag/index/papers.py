@@ -252,9 +252,9 @@ class PaperIndex:
         for offset in range(0, total, 5000):
             got = self.chunks.get(include=["documents", "metadatas"], limit=5000, offset=offset)
             for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-                paper = abstracts[meta["paper_id"]]
-                if not (title_records or paper.has_abstract):
-                    continue
+                paper = abstracts.get(meta["paper_id"])
+                if paper is None or not (title_records or paper.has_abstract):
+                    continue  # its paper's record not written (a disk filled mid-ingest)
                 ids.append(cid)
                 paper_ids.append(paper.id)
                 start, end = int(meta["start"]), int(meta["end"])
