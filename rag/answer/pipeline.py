@@ -56,8 +56,8 @@ from rag.answer.records import (
     by_authors_answer,
     question_filters,
     record_answer,
+    says_unrecorded,
     title_records_answer,
-    unrecorded,
     unrecorded_answer,
 )
 from rag.answer.writer import refuse, write
@@ -159,13 +159,13 @@ def _prepare(
         turn = Turn(question, meant, [], meant=meant)
         turn.result = all_shown_answer(turn, previous, assistant)
         return turn
-    if unrecorded(meant):  # "which of these have the most citations?": no record holds it
-        turn = Turn(question, meant, [], meant=meant)
-        turn.result = unrecorded_answer(turn, assistant)
-        return turn
     rest, aside = aside_unrecorded(meant)  # "...? i think it got an outstanding paper award"
     if rest:
         text = meant = rest
+    elif says_unrecorded(meant):  # "which of these have the most citations?": no record has it
+        turn = Turn(question, meant, [], meant=meant)
+        turn.result = unrecorded_answer(turn, assistant)
+        return turn
     before = earlier(meant, previous, about)
     theirs = their_authors(meant, before)
     if theirs is not None:  # "any others by them?": their other papers, from the records
@@ -212,8 +212,10 @@ def _prepare(
             turn.result = title_records_answer(turn, assistant)
         return turn
     # What the question asks, read once, its mistyped words as meant ("difusion models"),
-    # and the answer says how it read them.
-    intent = understand(spelling.text(searched))
+    # and the answer says how it read them. The standalone question (`asked`) keeps its tier
+    # words: "show more" asks it again, under them.
+    asked = spelling.text(searched)
+    intent = understand(asked)
     filters, note = question_filters(intent.asked, filters, text, spelling.changes(text))
     note = f"{aside} {note}".strip()
     # The offline judge checks more candidates for a list than the sources setting shows
@@ -228,8 +230,6 @@ def _prepare(
     if leave_out:  # not the papers it asks for more like, or for others than
         candidates = [c for c in candidates if c.paper.id not in leave_out]
     sources = candidates[:wanted]
-    # The standalone question keeps its tier words: "show more" asks it again, under them.
-    asked = spelling.text(searched)
     turn = Turn(question, asked, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
     if like is None:  # a search made of titles asks no record ("Markov" there is no person)

@@ -25,7 +25,7 @@ from rag.lang.intent import (
     without_venue,
 )
 from rag.lang.messages import message, question_language
-from rag.lang.scope import beside_unrecorded, unrecorded  # noqa: F401 (for rag.answer.pipeline)
+from rag.lang.scope import beside_unrecorded, says_unrecorded  # noqa: F401 (for rag.answer.pipeline)
 from rag.types import Filters, Paper, RetrievedPaper
 
 

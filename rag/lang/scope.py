@@ -17,14 +17,10 @@ from rag.lang.intent import count_frame_terms, has, words
 from rag.venue import VENUE
 
 
-def unrecorded(question: str) -> bool:
-    """The question asks what no record holds, and nothing beside it (`beside_unrecorded`)."""
-    return says_unrecorded(question) and not beside_unrecorded(question)
-
-
 def says_unrecorded(text: str) -> bool:
     """ "which of these have the most citations?", "the acceptance rate", "有没有 NeurIPS 2024
-    的相关论文": words of what no record holds, or another venue asked about."""
+    的相关论文": words of what no record holds, or another venue asked about (a question that
+    also asks about a topic in another sentence is answered on it: `beside_unrecorded`)."""
     return has(text, "unrecorded") or _other_venue().search(text) is not None
 
 
