@@ -218,7 +218,7 @@ def tap_until_open(
         wait_idle(page, settle_ms=500)
         last = attempt == tries
         try:
-            x, y = cited_point(page, k, timeout_ms=120_000 if last else 30_000)
+            x, y = steady_cited_point(page, k, timeout_ms=120_000 if last else 30_000)
         except AssertionError as gone:
             if last:
                 raise
@@ -238,8 +238,30 @@ def tap_until_open(
             opened(120_000 if last else 30_000)
             return
         except AssertionError as missed:
+            print(f"tap {attempt} at ({x:.0f}, {y:.0f}) missed; the page: {map_state(page)}")
             if last:
-                raise AssertionError(f"{missed}\nthe page: {map_state(page)}") from missed
+                raise AssertionError(
+                    f"{missed}\ntapped at ({x:.0f}, {y:.0f}); the page: {map_state(page)}"
+                ) from missed
+
+
+def steady_cited_point(page: Any, k: int, timeout_ms: int, reads: int = 10) -> tuple[float, float]:
+    """The k-th cited marker's middle once the map is in the middle of the screen and has
+    stopped moving (two reads 250 ms apart agree): a chat page that scrolls itself, or a card
+    drawn above the map, moved the map between reading the point and tapping it."""
+    page.evaluate(
+        """() => { const charts = document.querySelectorAll('.st-key-map-box .js-plotly-plot');
+                   const gd = charts[charts.length - 1];
+                   if (gd) gd.scrollIntoView({block: 'center'}); }"""
+    )
+    point = cited_point(page, k, timeout_ms)
+    for _ in range(reads):
+        page.wait_for_timeout(250)
+        again = cited_point(page, k, timeout_ms)
+        if abs(again[0] - point[0]) <= 1 and abs(again[1] - point[1]) <= 1:
+            break
+        point = again
+    return point
 
 
 # What the map part of the page shows: the active view, each chart's traces and size, any
@@ -255,6 +277,22 @@ MAP_STATE = """() => ({
     errors: Array.from(document.querySelectorAll('[data-testid="stException"]'))
         .map(e => e.innerText.slice(0, 300)),
     scroll: window.scrollY,
+    open: (() => {  // the paper whose card is open, and where its marker is drawn
+        const a = document.querySelector("[class*='st-key-paper-card-map'] a[href*='forum?id=']");
+        const id = a ? a.href.split('id=')[1] : null;
+        const charts = document.querySelectorAll('.st-key-map-box .js-plotly-plot');
+        const gd = charts[charts.length - 1];
+        const at = [];
+        if (id && gd) (gd.data || []).forEach((t, i) => {
+            const j = Array.from(t.customdata || []).map(String).indexOf(id);
+            const dot = j < 0 ? null : gd.querySelectorAll('.scatterlayer .trace')[i]
+                ?.querySelectorAll('.point')[j];
+            if (!dot) return;
+            const r = dot.getBoundingClientRect();
+            at.push([t.name, Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]);
+        });
+        return {id, at};
+    })(),
 })"""
 
 
