@@ -31,7 +31,6 @@ from ui.feedback import (
     feedback_record,
 )
 from ui.render import (
-    NO_ABSTRACT,
     SourceRow,
     Turn,
     answer_markdown,
@@ -43,6 +42,7 @@ from ui.render import (
     escape_text,
     first_numbers,
     highlighted_abstract,
+    no_abstract,
     source_facts,
     source_line,
     source_rows,
@@ -197,7 +197,7 @@ def show_source(
             st.markdown(
                 highlighted_abstract(paper.abstract, row.quotes, macros)
                 if paper.has_abstract
-                else NO_ABSTRACT
+                else no_abstract(said)
             )
             # Only where the reader is likely to go on from (a page of 15 sources would
             # otherwise carry 75 more buttons per answer).

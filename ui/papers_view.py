@@ -179,13 +179,16 @@ def make_comparison(
     st.session_state.setdefault(COMPARISONS_KEY, {}).setdefault(key, []).append(table)
 
 
-def show_comparison(table: Comparison) -> None:
-    """One column per paper, a row per aspect; every cell escaped, [n] kept as text."""
+def show_comparison(table: Comparison, said: Mapping[str, str] = MESSAGES["en"]) -> None:
+    """One column per paper, a row per aspect named in `said`'s language; every cell escaped,
+    [n] kept as text."""
     # A paper's own macro (\sys) is its name here as in the answer and its card (issue 31).
     macros = own_macros((p.title, p.abstract) for p in table.papers)
+    rows = [replace(r, label=said.get(f"aspect_{r.aspect}", r.label)) for r in table.rows]
     with st.container(border=True, key=f"comparison-{id(table)}"):
-        st.markdown(table.table(lambda text: _cell(text, macros), marker="\\[{n}\\]"))
-        note = f"Compared by {escape_text(table.model)}"
+        shown = replace(table, rows=rows)
+        st.markdown(shown.table(lambda text: _cell(text, macros), marker="\\[{n}\\]"))
+        note = said["page_compared_by"].format(model=escape_text(table.model))
         if table.dropped_citations:
             note += f" · {table.dropped_citations} citation(s) to other papers were removed"
         st.caption(note)
@@ -258,7 +261,7 @@ def answer_tools(turn: Turn, turn_index: int, assistant: Assistant | None) -> No
             icon=":material/download:",
         )
     for table in st.session_state.get(COMPARISONS_KEY, {}).get(turn.id, [])[-1:]:
-        show_comparison(table)
+        show_comparison(table, said)
 
 
 def ask_to_compare(turn_id: str, label: str) -> None:

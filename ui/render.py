@@ -354,8 +354,9 @@ def source_line(row: SourceRow) -> str:
     return f"\\[{row.n}\\] {display_text(row.source.paper.shown_title)}"
 
 
-# A title record: an accepted paper whose abstract the bundled corpus lacks (issue 30).
-NO_ABSTRACT = "*abstract not in the bundled corpus: its OpenReview page has it*"
+def no_abstract(said: Mapping[str, str] = MESSAGES["en"]) -> str:
+    """A title record's note (its abstract not in the corpus, issue 30), in `said`'s words."""
+    return f"*{said['no_abstract']}*"
 
 
 def source_facts(
@@ -369,7 +370,7 @@ def source_facts(
     paper = row.source.paper
     facts = paper_facts(paper)
     if not paper.has_abstract:
-        facts.append(NO_ABSTRACT)
+        facts.append(no_abstract(said))
     if abstained:
         facts.append(said["page_low_match"])
     elif row.cited:

@@ -15,7 +15,7 @@ from rag.answer.extractive import contribution_sentence
 from rag.answer.prompts import answer_messages
 from rag.answer.references import Reference
 from rag.corpus.bibtex import bibtex
-from rag.lang.messages import TIER_ZH, message, question_language
+from rag.lang.messages import MESSAGES, TIER_ZH, message, question_language
 from rag.lang.pointers import is_comparison, topic_terms, which_about
 from rag.types import MAX_COMPARED, Filters, Paper, RetrievedPaper
 
@@ -141,33 +141,25 @@ def _metadata_answer(
     decision, so the reader sees why.
     """
     zh = question_language(turn.question) == "zh"
-    lines = [METADATA_HEADING_ZH if zh else METADATA_HEADING, ""]
+    said = MESSAGES["zh" if zh else "en"]
+    lines = [said["record_heading"], ""]
     listed = turn.sources[: turn.citable]
     if reference.tier:
         scope = [shown[n - 1] for n in reference.among]  # the papers checked for the tier
-        plural = f"{reference.tier}s"
-        tier_zh = TIER_ZH[reference.tier]
-        article = _article(reference.tier)
+        words = {
+            "tier": TIER_ZH[reference.tier] if zh else reference.tier,
+            "plural": f"{reference.tier}s",
+            "article": _article(reference.tier),
+            "listed": len(listed),
+            "scope": len(scope),
+        }
         if len(scope) == 1:  # "is it an oral?"
-            said = "是" if listed else "不是"
-            lines.append(
-                f"这篇论文{said}{tier_zh}："
-                if zh
-                else f"It is {'' if listed else 'not '}{article}:"
-            )
+            said_tier = "tier_it_is" if listed else "tier_it_is_not"
         elif listed:
-            what = f"is {article}" if len(listed) == 1 else f"are {plural}"
-            lines.append(
-                f"{len(scope)} 篇论文中有 {len(listed)} 篇是{tier_zh}："
-                if zh
-                else f"{len(listed)} of the {len(scope)} papers {what}:"
-            )
+            said_tier = "tier_one_of" if len(listed) == 1 else "tier_some_of"
         else:
-            lines.append(
-                f"{len(scope)} 篇论文中没有一篇是{tier_zh}："
-                if zh
-                else f"None of the {len(scope)} papers is {article}:"
-            )
+            said_tier = "tier_none_of"
+        lines.append(said[said_tier].format(**words))
         if not listed:  # each paper meant, with its decision: the reader sees why
             listed = scope
             turn.sources = scope + [s for s in shown if s not in scope]
@@ -207,10 +199,6 @@ def idea_line(quote: Quote) -> str:
     return f"  - {inert_markers(quote.quote)} [{quote.n}]"
 
 
-METADATA_HEADING = "From the papers' records in the index (decision, link, authors):"
-METADATA_HEADING_ZH = "以下信息来自索引中的论文记录（录用结果、链接、作者）："
-
-
 def bibtex_lines(papers: list[Paper], question: str) -> list[str]:
     """The papers' BibTeX as the chat shows it: a line saying so, then a code block."""
     return ["", message("bibtex", question), fenced(bibtex(papers).strip(), "bibtex")]
@@ -223,19 +211,15 @@ def _article(tier: str) -> str:
 def record_fact(paper: Paper, ask: str, zh: bool = False) -> str:
     """One recorded fact; the decision and names stay as recorded, the words around them
     follow the question's language."""
+    said = MESSAGES["zh" if zh else "en"]
     if ask == "tier":
-        if not paper.decision:
-            return "未记录录用结果" if zh else "decision not recorded"
-        return inert_markers(paper.decision)
+        return inert_markers(paper.decision) if paper.decision else said["no_decision"]
     if ask == "link":
-        return paper.url or ("未记录链接" if zh else "no link recorded")
+        return paper.url or said["no_link"]
     if not paper.authors:
-        return "未记录作者" if zh else "authors not recorded"
-    if zh:
-        order = "" if paper.extra.get("authors_ordered", True) else "（顺序未知）"
-        return "作者：" + inert_markers(", ".join(paper.authors)) + order
-    order = "" if paper.extra.get("authors_ordered", True) else " (order not known)"
-    return "authors: " + inert_markers(", ".join(paper.authors)) + order
+        return said["no_authors"]
+    order = "" if paper.extra.get("authors_ordered", True) else said["order_unknown"]
+    return said["authors_label"] + inert_markers(", ".join(paper.authors)) + order
 
 
 def reuse_note(
@@ -243,7 +227,6 @@ def reuse_note(
 ) -> str:
     """What the answer was taken from, said in the page: the previous sources (or all the
     chat cited), and which of them the current filters leave out."""
-    zh = question_language(question) == "zh"
     numbers = reference.numbers
     marks = ", ".join(f"[{n}]" for n in numbers)
     marks = f" {marks}" if marks else ""
@@ -255,12 +238,8 @@ def reuse_note(
     if excluded and filters is not None:
         wanted = ", ".join(filters.tiers) if filters.tiers else ", ".join(filters.keywords)
         left = ", ".join(f"[{n}]" for n in excluded)
-        note += (
-            f"；当前筛选（{wanted}）排除了 {left}"
-            if zh
-            else f"; the current filter ({wanted}) leaves out {left}"
-        )
-    return note + ("。" if zh else ".")
+        note += message("filter_leaves_out", question).format(wanted=wanted, left=left)
+    return note + message("stop", question)
 
 
 def _all_filtered(turn: Turn, assistant: Assistant) -> CitedAnswer:

@@ -411,6 +411,21 @@ def kept(
     return [candidates[i] for i in order], narrowed
 
 
+def left_out(
+    verdict: Verdict, candidates: Sequence[RetrievedPaper], ids: frozenset[str]
+) -> tuple[list[RetrievedPaper], Verdict]:
+    """ "Any other papers on X?": the list of X as judged with every candidate, less the papers
+    already cited (judged without them, the rest took X's words for phrasing and a bandit paper
+    was listed for "linear representations"); a refusal that says so when none is left."""
+    keep = [n for n, c in enumerate(candidates) if c.paper.id not in ids]
+    judged = tuple(verdict.judged[n] for n in keep)
+    answers = verdict.answers and any(j.belongs for j in judged)
+    named = verdict.named if verdict.named and not ids & set(verdict.named.paper_ids) else None
+    refusal = verdict.refusal if answers else "no_other_papers"
+    narrowed = replace(verdict, judged=judged, answers=answers, named=named, refusal=refusal)
+    return [candidates[n] for n in keep], narrowed
+
+
 def verdict_fields(verdict: Verdict | None, intent: Intent | None, question: str) -> dict[str, Any]:
     """The `CitedAnswer` fields that say who judged, and for a list how many papers were
     checked and how many match, in the question's language."""

@@ -95,6 +95,14 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes
+    presence = turn.intent is not None and turn.intent.asked.presence
+    if presence and quotes and sources:  # "was it at iclr 25?": yes, and as what, first
+        paper = sources[0].paper
+        yes = message("presence_yes", turn.question).format(
+            title=inert_markers(" ".join(paper.shown_title.split())),
+            decision=paper.tier or paper.decision,
+        )
+        text = f"{yes} [1]\n\n{text}"
     if turn.compare:  # a paper known by its title alone is said so, not left out unsaid
         missing = [s.paper for s in sources if not s.paper.has_abstract]
         text += "".join(

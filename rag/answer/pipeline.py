@@ -48,7 +48,7 @@ from rag.answer.conversation import (
 )
 from rag.answer.counts import count_answer
 from rag.answer.followup import follow_up
-from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept
+from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept, left_out
 from rag.answer.model_judge import ModelJudge
 from rag.answer.records import (
     all_shown_answer,
@@ -186,7 +186,8 @@ def _prepare(
             turn.previous_papers = before.papers
             return turn
     like = more_like(meant, before)  # "more like that": a new search, by their titles
-    leave_out = like[1] if like is not None else cited_before(meant, before)
+    leave_out = like[1] if like is not None else frozenset()
+    others = cited_before(meant, before)  # "any other papers on X": judged, then left out
     if like is not None:
         searched, before = like[0], Earlier(before.shown, before.cited)
     elif before.again:
@@ -227,7 +228,7 @@ def _prepare(
     candidates = assistant.retriever.search(
         intent.search, k=depth, filters=filters, read_names=like is None
     )
-    if leave_out:  # not the papers it asks for more like, or for others than
+    if leave_out:  # not the papers it asks for more like
         candidates = [c for c in candidates if c.paper.id not in leave_out]
     sources = candidates[:wanted]
     turn = Turn(question, asked, sources, scope_note=note, intent=intent, meant=meant)
@@ -257,6 +258,9 @@ def _prepare(
             candidates, turn.verdict, searched = on_topic
             turn.sources = candidates[:wanted]
             turn.scope_note = f"{turn.scope_note} {searched}".strip()
+    if others:
+        candidates, turn.verdict = left_out(turn.verdict, candidates, others)
+        turn.sources = candidates[:wanted]
     if len(candidates) > wanted:
         turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
     if not turn.verdict.answers:

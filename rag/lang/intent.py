@@ -189,7 +189,8 @@ def read_question(question: str) -> Asked:
         and not (asked or tiers or wants_papers)
         and _venue_pattern().search(text[asks[0] : asks[1]]) is not None
         and not topical  # "is there work on X at ..."
-        and not has(text[asks[0] : asks[1]], "asks_back"),  # "... is that ICLR 2025?"
+        # "a paper about X.. is that ICLR 2025?" is searched; "the X paper — was it at iclr?" not
+        and not (has(text[asks[0] : asks[1]], "asks_back") and not _THE_X.search(text[: asks[0]])),
     )
 
 
@@ -300,6 +301,7 @@ def _sentence_end(text: str, at: int) -> int:
 
 # A clause after a stop or a dash, and its first word; the end of a sentence.
 _THE_X_ONE = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?one\b", re.I)  # "the pyramidal flow one"
+_THE_X = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?(?:one|paper)\b", re.I)
 _CLAUSE = re.compile(r"(?:[.!?;:]|\s[—–-])\s+(\w+)")
 _SENTENCE_END = re.compile(r"[?!？]|\.(?=\s|$)")
 

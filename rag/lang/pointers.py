@@ -145,7 +145,9 @@ _ASKS = {
         re.I,
     ),
     "link": re.compile(
-        r"\b(?:link|links|url|urls|openreview|pdf)\b(?![^?]*\bbetween\b)"
+        # not a code link ("any code link?": the code aspect, rag.lang.question_kind)
+        r"\b(?<!code )(?<!github )(?<!repo )(?:link|links|url|urls|openreview|pdf)\b"
+        r"(?![^?]*\bbetween\b)"
         r"|\bwhere\s+(?:can|do|could)\s+i\s+(?:read|find|get)\b",
         re.I,
     ),
