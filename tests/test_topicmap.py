@@ -119,6 +119,13 @@ def test_labels_are_distinct_and_keep_the_longer_phrase() -> None:
     assert labels[2][0] == "topic 3"
 
 
+def test_a_label_repeats_no_word() -> None:
+    """The bundled map labelled a topic "reinforcement rl, reinforcement, policy": a phrase
+    over two terms already picked replaced one and kept the other."""
+    [(label, _)] = distinct_labels([["rl", "reinforcement", "reinforcement rl", "policy"]])
+    assert label == "rl, reinforcement, policy"
+
+
 def test_c_tf_idf_picks_each_topics_own_terms() -> None:
     texts = [
         "protein folding with structure prediction of protein sequences",

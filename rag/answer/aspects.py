@@ -48,7 +48,15 @@ ASPECTS = {
         "no_evaluation",
     ),
     "code": Aspect(
-        re.compile(r"\bcode\b|github|https?://|\bavailable\s+at\b|open[- ]?sourc\w*", re.I),
+        # a release of code ("our code", "code is available"), not code as a subject
+        # ("code and circuit search", "code generation")
+        re.compile(
+            r"\b(?:our|source|its|their)\s+code(?:base)?\b|\bcode(?:base)?\s+(?:(?:and\s+\w+"
+            r"\s+)?(?:is|are|will\s+be)\b|(?:publicly\s+)?(?:available|released|at)\b)"
+            r"|\b(?:releas|shar)\w*\b[^.;]{0,80}?\bcode\b(?!\s+(?:generation|completion))"
+            r"|github|https?://|\bavailable\s+at\b|open[- ]?sourc\w*",
+            re.I,
+        ),
         "no_code",
         links=True,
     ),

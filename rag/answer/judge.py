@@ -438,6 +438,8 @@ def verdict_fields(verdict: Verdict | None, intent: Intent | None, question: str
         )
         if verdict.matching > verdict.matched:  # more belong than the answer shows
             note += message("judged_shown", question).format(shown=verdict.matched)
+        elif 0 < verdict.matching < intent.asked.number:  # "give me 5 more": 4 match
+            note += message("judged_fewer", question).format(asked=intent.asked.number)
     return {
         "judged_by": verdict.by,
         "checked": verdict.checked,

@@ -188,6 +188,8 @@ def _prepare(
     like = more_like(meant, before)  # "more like that": a new search, by their titles
     leave_out = like[1] if like is not None else frozenset()
     others = cited_before(meant, before)  # "any other papers on X": judged, then left out
+    if others:  # other than any this chat cited ("5 more papers on X" after two answers)
+        others |= {c.paper_id for said in conversation for c in said.citations}
     if like is not None:
         searched, before = like[0], Earlier(before.shown, before.cited)
     elif before.again:

@@ -88,6 +88,9 @@ def record_answer(
                 ids = [i for i in ids if i in found and filters.accepts(found[i])]
             if topic := retriever.people.topic(without_venue(turn.standalone), person):
                 return _person_on_topic(turn, person.names, ids, topic, assistant, len(theirs))
+            if has(question, "rest") and len(ids) > len(theirs):  # "all of X's papers"
+                found = retriever.index.get_papers(ids)
+                theirs = [RetrievedPaper(found[i], 1.0, 1.0) for i in ids if i in found]
             return _person_answer(turn, theirs, person.names, len(ids), assistant)
         if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
             return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
@@ -166,6 +169,13 @@ def by_authors_answer(
     """ "any others by them?": the other papers of `authors` (those of the papers meant, which
     `left_out` holds), under the filters, the ones closest to the question first."""
     question, retriever = turn.question, assistant.retriever
+    person = retriever.people.named(f"papers by {authors[0]}", True) if len(authors) == 1 else None
+    if person and (topic := retriever.people.topic(without_venue(turn.standalone), person)):
+        # "what else did he publish on offline rl": all of theirs on it, shown before or not
+        ids = [i for i, p in retriever.index.get_papers(list(person.paper_ids)).items()
+               if filters is None or filters.accepts(p)]  # fmt: skip
+        k = assistant.settings.retrieval.k
+        return _person_on_topic(turn, person.names, ids, topic, assistant, k)
     people = retriever.people.current()
     ids = [p for a in authors for p in people.papers.get(a, ()) if p not in left_out]
     found = retriever.index.get_papers(list(dict.fromkeys(ids)))

@@ -127,7 +127,7 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
     if tier and (how == "set" or len(numbers) > 1):
         # "which of them are orals?": the ones with that tier (possibly none); after an
         # answer that cited one paper, "which ones are spotlights?" means all it showed
-        if how == "set" and len(scope) == 1 and not read.says_it(text):
+        if how == "set" and len(scope) == 1 and not (read.says_it(text) or zh.of_one(text)):
             numbers = list(range(1, count + 1))
         chosen = tuple(n for n in numbers if sources[n - 1].tier == tier)
         return Reference(chosen, "tier", tier, asks, read.focus(text, spans), tuple(numbers))

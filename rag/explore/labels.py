@@ -114,8 +114,10 @@ def _pick_terms(terms: list[str], size: int) -> list[str]:
         if any(words <= p or p <= words for p in picked_words):
             # "policy" after "policy optimization", or "video generation" after "video":
             # keep the longer phrase only.
+            # A phrase over two terms picked ("reinforcement rl" after "rl" and "reinforcement")
+            # would repeat one of them: they stay.
             shorter = [i for i, p in enumerate(picked_words) if p < words]
-            if shorter and len(words) > 1:
+            if len(shorter) == 1 and len(words) > 1:
                 picked[shorter[0]] = term
             continue
         picked.append(term)

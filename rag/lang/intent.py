@@ -118,7 +118,7 @@ def read_question(question: str) -> Asked:
     zh = any(_chinese(c) for c in text)
     listing = _opens_list(text)
     count = _counts(text)
-    number = _number(text)
+    number = _number(_without_chat(text))  # "top 4 pls"
     said = text.casefold().rstrip(" ?？").split()  # its words, lower case
     asks = _yes_no_span(text, said, zh)  # where a yes/no question about a paper is
     # "was there a spotlight on model merging?" asks for papers, not for one paper's tier
@@ -153,14 +153,14 @@ def read_question(question: str) -> Asked:
                 or noun
                 or (wants_papers and (not following or following in words()["words"]["after_tier"]))
                 or (zh and wants_papers)  # "只看 oral 和 spotlight，求推荐"
-                or "only" in (following, *text[: m.start()].split()[-1:])  # "spotlight only pls"
+                or {"only", "只看", "只要"} & {following, *text[: m.start()].split()[-1:]}
             ):
                 if tier not in tiers:
                     tiers.append(tier)
-                # A Chinese tier word leaves no gap: "哪些口头报告论文" reads as "哪些论文".
-                search = search.replace(m.group(), "" if _chinese(word) else " ", 1)
-    # A name and what is asked of it, typed as into a search box: "flexprefill authors",
-    # "kan kolmogorov arnold networks tier".
+                # "哪些口头报告论文" reads as "哪些论文"; "orals only pls": "only" goes with it
+                tier_words = rf"(?:\bonly\s+)?{re.escape(m.group())}(?:\s+only\b)?"
+                search = re.sub(tier_words, "" if _chinese(word) else " ", search, count=1)
+    # A name and what is asked of it, typed as into a search box: "flexprefill authors".
     last = said[-1] if 1 < len(said) <= 6 else ""
     asks_tier = has(text, "tier_asks") or (last == "tier" and not indifferent)
     if not (asked or tiers or listing or count) and asks_tier:
@@ -302,7 +302,7 @@ def _sentence_end(text: str, at: int) -> int:
 # A clause after a stop or a dash, and its first word; the end of a sentence.
 _THE_X_ONE = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?one\b", re.I)  # "the pyramidal flow one"
 _THE_X = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?(?:one|paper)\b", re.I)
-_CLAUSE = re.compile(r"(?:[.!?;:]|\s[—–-])\s+(\w+)")
+_CLAUSE = re.compile(r"(?:[.!?;:,]|\s[—–-])\s+(\w+)")
 _SENTENCE_END = re.compile(r"[?!？]|\.(?=\s|$)")
 
 

@@ -58,6 +58,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Checked the {checked} papers retrieved; {matched} match the question (judged {by})."
         ),
         "judged_shown": " The first {shown} are shown.",
+        "judged_fewer": " Fewer than the {asked} asked for match.",
         "compare_first": (
             "The table compares the first {n} of the {total} asked for, {compared} ({left} "
             "left out): a table holds 2 to 4 papers."
@@ -205,6 +206,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "检查了检索到的 {checked} 篇论文，其中 {matched} 篇符合问题（判断方：{by}）。"
         ),
         "judged_shown": "这里列出前 {shown} 篇。",
+        "judged_fewer": "符合的不足所要的 {asked} 篇。",
         "compare_first": (
             "对比表比较了所要求的 {total} 篇中的前 {n} 篇 {compared}（未含 {left}）："
             "每张表只能比较 2 到 4 篇。"

@@ -301,7 +301,10 @@ def names_both_sides(text: str) -> bool:
     return len(sides) == 2 and all(topic_terms(side) - _word_terms("comparison") for side in sides)
 
 
-_VERSUS = re.compile(r"\b(?:vs\.?|versus|compare[sd]?\s+(?:to|with)|than)\b", re.IGNORECASE)
+# "X vs Y", "X compared to Y", "X ... and compare it with Y" ("it" is X, named before)
+_VERSUS = re.compile(
+    r"\b(?:vs\.?|versus|compare[sd]?\s+(?:(?:it|this|that)\s+)?(?:to|with)|than)\b", re.I
+)
 
 
 def topic_terms(question: str) -> set[str]:
@@ -332,8 +335,10 @@ def asks_others_by(text: str) -> bool:  # "any others by them?", "他们还有�
     return has(text, "others_by")
 
 
-def asks_discussed(text: str) -> bool:  # "summarize all the papers we discussed"
-    return _asks_only(text, "discussed")
+def asks_discussed(text: str) -> bool:
+    """ "summarize all the papers we discussed", "which of the papers you mentioned in this chat
+    have code?": of the chat's papers, asking only what one asks of a paper."""
+    return _asks_only(text, "discussed", "paper_aspects")
 
 
 def asks_other_papers(text: str) -> bool:  # "any other papers on X?": not those just cited
@@ -346,12 +351,13 @@ def asks_rest(text: str, found_more: bool = False) -> bool:
     return _asks_only(text, "rest") or (found_more and _asks_only(text, "more_papers"))
 
 
-def _asks_only(text: str, key: str) -> bool:
+def _asks_only(text: str, key: str, also: str = "") -> bool:
     if not has(text, key):
         return False
     if zh.has_han(text):  # "找几篇和第一篇类似的": short, and no subject of its own
         return len(text) <= MAX_CHINESE_FOLLOW_UP and not latin_subject(text)
-    return short_follow_up(text) and topic_terms(text) <= _word_terms(key)
+    allowed = _word_terms(key) | (_word_terms(also) if also else frozenset())
+    return short_follow_up(text) and topic_terms(text) <= allowed
 
 
 @cache

@@ -116,5 +116,10 @@ def tier_asked(text: str) -> str:
     return next((tier for tier, pattern in _TIERS if pattern.search(text)), "")
 
 
+def of_one(text: str) -> bool:
+    """ "是 oral 吗": a yes/no question, of one paper (not "其中哪些是 oral？")."""
+    return "吗" in text and not _SET.search(text) and "哪" not in text
+
+
 def asks(text: str) -> tuple[str, ...]:
     return tuple(name for name, pattern in _ASKS.items() if pattern.search(text))

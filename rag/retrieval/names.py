@@ -7,15 +7,13 @@ not "kNN" of "kNN Attention Demystified"); an acronym or CamelCase word the titl
 parentheses ("(NEAR)") or as its whole (seed abstracts titled "SPACE"); a whole title of two or
 three capitalised words ("Differential Transformer").
 
-A name is found in a question as the user writes it: "flexprefill" names FlexPrefill too. A
-name that is also an ordinary English word ("CAKE", "MUSE", "ZETA", "Drama") names its paper
-only when written in capitals as in the title, when it is the whole subject of the question
-("What is MUSE?", "介绍一下 Drama") or just before "paper" ("the kan paper"): "a cake recipe"
-or "the muse of poets" names nothing. A word counts as ordinary when it is a whole word of the
-bundled model's English vocabulary (BERT's 30k word pieces, read lazily) or a stopword. A name
-that many papers use (in 15 or more abstracts, "DNNs"; an acronym that spells a word, as
-written: "RAG") names no paper in particular. A method-like name that no paper is called and no
-abstract contains ("What is FooBarNet?") is `unknown_name`; `closest` offers the nearest names.
+A name is found as the user writes it ("flexprefill", "sam2" for "SAM 2"). One that is also
+an ordinary English word ("CAKE", "MUSE", "Drama": a whole word of BERT's vocabulary, or a
+stopword) names its paper only in capitals as in the title, as the question's whole subject
+("What is MUSE?", "介绍一下 Drama") or just before "paper" ("the kan paper"). A name many
+papers use (15 or more abstracts, "DNNs"; an acronym that spells a word, as written: "RAG")
+names no paper in particular. A method-like name no paper is called and no abstract contains
+("What is FooBarNet?") is `unknown_name`; `closest` offers the nearest names.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from rag.common.similarity import STOPWORDS, coined, terms
 from rag.index.bm25 import KeywordIndex, SavedPerGeneration
 from rag.index.papers import PaperIndex
 from rag.lang.gloss import as_typed, made_up, ordinary, title_text
-from rag.lang.intent import words
+from rag.lang.intent import without_venue, words
 from rag.lang.question_kind import subject
 from rag.types import Paper, RetrievedPaper
 from rag.venue import VENUE
@@ -96,7 +94,8 @@ def named_records(
     from rag.retrieval.titles import title_words  # titles.py imports people, which imports us
 
     frame = set(title_words(" ".join(words()["words"]["name_frame"])))
-    rest = set(title_words(title_text(question))) - set(title_words(match.name)) - frame
+    rest = set(title_words(title_text(without_venue(question))))  # "... at iclr 2025?"
+    rest -= set(title_words(match.name)) | frame
     # The only name written, and coined ("GenEx", "gamma-MoD"), is the paper's whatever the
     # rest asks; beside another name ("tldr OpenMathInstruct-2 pls") it may be a word.
     coined = only and name_shaped(match.name) and made_up(match.name)
@@ -269,6 +268,8 @@ class NameIndex:
             for size in (3, 2, 1):  # at each word the longest name ("TetSphere Splatting")
                 seen = " ".join(words[i : i + size])
                 key = _fold(seen)
+                if size == 1 and key not in self.written:  # "sam2", "llama3": "SAM 2"
+                    key = re.sub(r"(?<=[a-z])(?=\d)", " ", key)
                 name = self.written.get(key)
                 paper = [w.casefold() for w in words[i + size : i + size + 1]] == ["paper"]
                 if name and self._written_as_name(seen, name, chinese, paper):
@@ -327,10 +328,8 @@ def _fold(name: str) -> str:
 def named_first(
     ranked: Sequence[str], match: NameMatch | None, fused: dict[str, float]
 ) -> tuple[list[str], dict[str, float]]:
-    """`ranked` (paper ids, best first) with the named papers moved to the front, each scored
-    just above the best.
-
-    A question that is the name alone ("What is FlexPrefill?") gets its paper even when
+    """`ranked` (paper ids, best first) with the named papers first, each scored just above
+    the best. A question that is the name alone ("What is FlexPrefill?") gets its paper even when
     retrieval missed it; a name written inside a longer question ("How does CAKE allocate
     ...?") lifts its paper only when retrieval found it among its candidates, so a name used
     for something else ("the BIRD text-to-SQL benchmark") does not bring in an unrelated paper.
