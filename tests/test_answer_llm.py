@@ -85,6 +85,7 @@ def test_prompt_numbers_the_retrieved_sources_and_asks_the_question(
     assert "Runtime Smooth" in citation.quote
 
 
+@pytest.mark.slow
 def test_quote_is_the_source_sentence_the_claim_restates(
     srv: OpenAIServer, assistant: Assistant
 ) -> None:

@@ -47,6 +47,7 @@ def test_all_papers_are_counted_by_decision(corpus: Assistant, question: str) ->
         assert f"{n:,} " in result.answer.splitlines()[1]
 
 
+@pytest.mark.slow
 def test_a_count_on_a_topic_still_counts_the_topic(corpus: Assistant) -> None:
     result = answer("how many orals on diffusion?", assistant=corpus)
     first = result.answer.splitlines()[0]

@@ -38,6 +38,7 @@ def test_show_the_rest_after_a_summary_lists_all_it_found(corpus: Assistant) -> 
     assert f"quoted {len(first.citations)} of the {first.matched} papers" in rest.answer
 
 
+@pytest.mark.slow
 def test_what_no_record_holds_is_said(corpus: Assistant) -> None:
     """ "iclr 2025 best paper award winners" summarised a paper on "Winner-Takes-All";
     "which of these have the most citations?" repeated the summary above."""
@@ -79,6 +80,7 @@ def test_who_wrote_it_and_what_is_the_main_idea_gives_both(corpus: Assistant) ->
     assert result.citations[0].quote not in plain.answer
 
 
+@pytest.mark.slow
 def test_a_new_question_for_authors_and_what_it_does_gives_both(corpus: Assistant) -> None:
     """ "mle-bench - what does it measure and who made it", asked first, gave the authors and
     decision, not what it measures; "mle-bench authors" asks for the authors alone."""

@@ -4,6 +4,8 @@ expected it."""
 
 from __future__ import annotations
 
+import pytest
+
 from rag import Session
 from rag.answer.aspects import ASPECTS
 from rag.answer.pipeline import Assistant, answer
@@ -17,6 +19,7 @@ def cited_titles(result: object) -> list[str]:
     return [result.sources[c.n - 1].paper.title for c in result.citations]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_name_with_its_number_run_on_names_its_paper(corpus: Assistant) -> None:
     """ "sam2 segment anything in imgs and videos - whats new vs sam1" was refused with SAM 2
     shown as the closest paper, "low match"; "what dataset did they release" then too."""
@@ -105,6 +108,7 @@ def test_a_chinese_only_tier_filters_the_list() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_chinese_yes_no_tier_after_one_paper_is_of_that_paper(corpus: Assistant) -> None:
     """ "作者是谁？是 oral 吗" after an answer citing one paper said "5 篇论文中有 1 篇是
     口头报告" (1 of the 5 papers is an oral)."""
@@ -157,3 +161,21 @@ def test_more_papers_leave_out_every_paper_the_chat_cited(corpus: Assistant) -> 
     assert not {c.paper_id for c in first.citations} & {c.paper_id for c in more.citations}
     if 0 < len(more.citations) < 5:
         assert "Fewer than the 5 asked for" in more.judge_note
+
+
+def test_a_main_result_asked_quotes_the_finding(corpus: Assistant) -> None:
+    """ "the second one - whats its main result" (ExACT) quoted background ("Autonomous agents
+    have demonstrated significant potential...") and left out "a 6% to 30% relative
+    improvement"."""
+    session = Session(corpus)
+    session.answer(
+        "hey whats that paper saying scaling test time compute optimally beats scaling model "
+        "params? snell et al i think"
+    )
+    listed = session.answer("give me 5 more papers on inference-time scaling / test time compute")
+    exact = next(s.paper.id for s in listed.sources if s.paper.title.startswith("ExACT"))
+    n = 1 + [s.paper.id for s in listed.sources].index(exact)
+    result = session.answer(f"paper {n} - whats its main result")
+    assert result.sources[0].paper.id == exact
+    assert "6% to 30% relative improvement" in result.answer
+    assert "Autonomous agents have demonstrated" not in result.answer

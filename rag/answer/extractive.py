@@ -122,7 +122,7 @@ def extractive_answer(
             lead = list(range(1, options.named + 1))
             usable = lead if options.named_only else lead + [n for n in usable if n not in lead]
     asks = wants(question)
-    prefer = mode == "list" or asks.claims
+    prefer = mode == "list" or asks.claims or asks.results  # "whats its main result"
     candidates = _score_sentences(
         question, sources, usable, embeddings, asks, prefer, options.calibration
     )
