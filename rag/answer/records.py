@@ -10,6 +10,7 @@ one, is not asked: the record is the answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from rag.answer.assistant import Assistant, Turn
@@ -82,10 +83,7 @@ def record_answer(
         if theirs and asked.authors_of:  # "no, I meant the snell paper. who are its authors?"
             return _authors_answer(turn, theirs[: assistant.settings.retrieval.k], assistant)
         if theirs:
-            ids = list(person.paper_ids)
-            if filters is not None and (filters.tiers or filters.keywords):  # "X's orals": 1, not 8
-                found = retriever.index.get_papers(ids)
-                ids = [i for i in ids if i in found and filters.accepts(found[i])]
+            ids = _their_ids(assistant, person.paper_ids, filters)  # "X's orals": 1, not 8
             if topic := retriever.people.topic(without_venue(turn.standalone), person):
                 return _person_on_topic(turn, person.names, ids, topic, assistant, len(theirs))
             if has(question, "rest") and len(ids) > len(theirs):  # "all of X's papers"
@@ -172,8 +170,7 @@ def by_authors_answer(
     person = retriever.people.named(f"papers by {authors[0]}", True) if len(authors) == 1 else None
     if person and (topic := retriever.people.topic(without_venue(turn.standalone), person)):
         # "what else did he publish on offline rl": all of theirs on it, shown before or not
-        ids = [i for i, p in retriever.index.get_papers(list(person.paper_ids)).items()
-               if filters is None or filters.accepts(p)]  # fmt: skip
+        ids = _their_ids(assistant, person.paper_ids, filters)
         k = assistant.settings.retrieval.k
         return _person_on_topic(turn, person.names, ids, topic, assistant, k)
     people = retriever.people.current()
@@ -200,6 +197,14 @@ def by_authors_answer(
     if len(ranked) > len(shown):
         lines += ["", message("by_person_more", question).format(k=len(shown), n=len(ranked))]
     return records_cited(turn, lines, shown, assistant, rest=False, counted=len(ranked))
+
+
+def _their_ids(assistant: Assistant, ids: Sequence[str], filters: Filters | None) -> list[str]:
+    """A person's paper ids, those the filters accept when they name tiers or keywords."""
+    if filters is None or not (filters.tiers or filters.keywords):
+        return list(ids)
+    found = assistant.retriever.index.get_papers(list(ids))
+    return [i for i in ids if i in found and filters.accepts(found[i])]
 
 
 def _papers(turn: Turn, ids: frozenset[str]) -> list[Paper]:
