@@ -31,6 +31,7 @@ from rag.lang.pointers import (
     asks_others_by,
     asks_rest,
     compares_all,
+    described,
     is_comparison,
     named_before_pointer,
     names_a_paper,
@@ -172,7 +173,12 @@ def compared_with(text: str, before: Earlier) -> list[RetrievedPaper]:
     if len(meant) > 1 or (not meant and names_both_sides(text)):
         return []
     if not meant and asks_other_papers(text):
-        return before.shown[: min(before.cited, MAX_BESIDE)]
+        # of the same topic ("和其他 KV cache 方法" after a KV cache list), not "和其他 MoE 论文"
+        # after an answer on oscillator neurons: then other papers on it are searched for
+        shown = before.shown[: min(before.cited, MAX_BESIDE)]
+        wanted = topic_terms(english_query(text))
+        held = [wanted & topic_terms(f"{s.paper.title} {s.paper.abstract}") for s in shown]
+        return shown if any(held) or not wanted else []
     how = before.reference.how if before.reference else ""
     return [before.shown[meant[0] - 1 if meant and how in ("ordinal", "marker") else 0]]
 
@@ -288,7 +294,8 @@ def offline_standalone(question: str, turns: list[tuple[str, str]]) -> str:
         return with_subject(asked[0] if asked else previous, new)
     short = len(question.split()) <= 12 and len(topic_terms(question)) <= MAX_FOLLOW_UP_TOPIC_TERMS
     # "Depth Pro 这篇", "the MLE-bench paper": a paper of its own, "it" is that one
-    named = named_before_pointer(question) or names_a_paper(question)
+    # ("the differential transformer paper" unresolved: none of the sources shown)
+    named = named_before_pointer(question) or names_a_paper(question) or bool(described(question))
     if previous and short and follows_on(question) and not named:
         return f"{previous} {question}"
     return question

@@ -325,9 +325,11 @@ class OfflineJudge:
             # "compare X with the Y paper": the papers it names or titles, and no other
             flags = tuple(n in compared for n in range(len(sources)))
             reasons = [NAMED if f else ABOUT_NAMED for f in flags]
-        if named is not None and about_it_alone(intent, named.name):
-            # "How did the authors evaluate RobustKV?": that paper, not the topic around it;
-            # another paper belongs only when the question names it too (retrieval says so).
+        described = named is None and intent.asked.the_paper and flags[0]  # "the X paper"
+        if described or (named is not None and about_it_alone(intent, named.name)):
+            # "How did the authors evaluate RobustKV?", "the data scaling laws paper - what did
+            # they find?": that paper, not the topic around it; another paper belongs only
+            # when the question names it too (retrieval says so).
             flags = tuple(n == 0 or s.asked_by == "name" for n, s in enumerate(sources))
             reasons = [NAMED if f else ABOUT_NAMED for f in flags]
         judged = tuple(

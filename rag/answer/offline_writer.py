@@ -95,7 +95,8 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     else:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes
-    presence = turn.intent is not None and turn.intent.asked.presence
+    read = turn.intent.asked if turn.intent is not None else None
+    presence = read is not None and read.presence
     if presence and quotes and sources:  # "was it at iclr 25?": yes, and as what, first
         paper = sources[0].paper
         yes = message("presence_yes", turn.question).format(
@@ -103,6 +104,11 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
             decision=paper.tier or paper.decision,
         )
         text = f"{yes} [1]\n\n{text}"
+    elif read is not None and read.tier_asked and any(q.n == 1 for q in quotes):
+        # "theres a paper saying X, which tier was it": the paper found, its decision first
+        paper = sources[0].paper
+        tier = message("tier_is", turn.question).format(decision=paper.decision or "?")
+        text = f"**{inert_markers(' '.join(paper.shown_title.split()))}**: {tier} [1]\n\n{text}"
     if turn.compare:  # a paper known by its title alone is said so, not left out unsaid
         missing = [s.paper for s in sources if not s.paper.has_abstract]
         text += "".join(

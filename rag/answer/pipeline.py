@@ -56,9 +56,9 @@ from rag.answer.records import (
     by_authors_answer,
     question_filters,
     record_answer,
-    says_unrecorded,
     title_records_answer,
     unrecorded_answer,
+    unrecorded_kind,
 )
 from rag.answer.writer import refuse, write
 from rag.lang.intent import understand
@@ -162,9 +162,9 @@ def _prepare(
     rest, aside = aside_unrecorded(meant)  # "...? i think it got an outstanding paper award"
     if rest:
         text = meant = rest
-    elif says_unrecorded(meant):  # "which of these have the most citations?": no record has it
+    elif unrecorded := unrecorded_kind(meant):  # "the most citations?", "book me a hotel"
         turn = Turn(question, meant, [], meant=meant)
-        turn.result = unrecorded_answer(turn, assistant)
+        turn.result = unrecorded_answer(turn, assistant, unrecorded)
         return turn
     before = earlier(meant, previous, about)
     theirs = their_authors(meant, before)
@@ -184,6 +184,7 @@ def _prepare(
             compared = tuple(range(1, len(both) + 1))
             turn = Turn(question, meant, both, meant=meant, compare=compared, citable=len(both))
             turn.previous_papers = before.papers
+            turn.result = title_records_answer(turn, assistant)  # none has an abstract
             return turn
     like = more_like(meant, before)  # "more like that": a new search, by their titles
     leave_out = like[1] if like is not None else frozenset()

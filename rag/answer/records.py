@@ -26,7 +26,8 @@ from rag.lang.intent import (
     without_venue,
 )
 from rag.lang.messages import message, question_language
-from rag.lang.scope import beside_unrecorded, says_unrecorded  # noqa: F401 (for rag.answer.pipeline)
+from rag.lang.scope import beside_unrecorded, unrecorded_kind  # noqa: F401 (for rag.answer.pipeline)
+from rag.lang.source_names import title_name
 from rag.types import Filters, Paper, RetrievedPaper
 
 
@@ -103,7 +104,11 @@ def record_answer(
         return None
     paper = sources[0].paper
     zh = question_language(question) == "zh"
-    if not paper.has_abstract and not (asked.authors_of or asked.tier_asked):
+    # "gated delta networks vs forgetting transformer": the two papers named, compared (not
+    # two of one name: "MoS", "MOS")
+    named = {(title_name(t := s.paper.title) or t).casefold() for s in sources if s.asked_by}
+    both = turn.intent is not None and turn.intent.compare and len(named) >= 2
+    if not paper.has_abstract and not (asked.authors_of or asked.tier_asked or both):
         if asked_for:
             facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
             lines = [message("title_record", question), "", record_line(1, paper, facts, question)]
@@ -150,7 +155,7 @@ def title_records_answer(turn: Turn, assistant: Assistant) -> CitedAnswer | None
     if not meant or any(s.paper.has_abstract for s in meant):
         return None
     zh = question_language(turn.question) == "zh"
-    lines = [message("title_record", turn.question), ""]
+    lines = [message("title_record" if len(meant) == 1 else "title_records", turn.question), ""]
     for n, source in enumerate(meant, start=1):
         facts = [record_fact(source.paper, f, zh) for f in ("tier", "authors", "link")]
         lines.append(record_line(n, source.paper, facts, turn.question))
@@ -347,8 +352,8 @@ def aside_unrecorded(question: str) -> tuple[str, str]:
     return rest, message("unrecorded_aside", question) if rest else ""
 
 
-def unrecorded_answer(turn: Turn, assistant: Assistant) -> CitedAnswer:
-    """What the records hold, and that this is not among it: no search for its words; an
-    abstention (nothing answers it)."""
-    said = records_cited(turn, [message("unrecorded", turn.question)], [], assistant, rest=False)
+def unrecorded_answer(turn: Turn, assistant: Assistant, kind: str) -> CitedAnswer:
+    """What the records hold, and that this (`kind`: "unrecorded", "off_task") is not among
+    it: no search for its words; an abstention (nothing answers it)."""
+    said = records_cited(turn, [message(kind, turn.question)], [], assistant, rest=False)
     return replace(said, abstained=True)

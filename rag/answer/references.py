@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answer.citations import parse_markers
-from rag.common.similarity import STOPWORDS
+from rag.common.similarity import STOPWORDS, terms
 from rag.index.passages import sentences
 from rag.lang import pointers as read
 from rag.lang import pointers_zh as zh
 from rag.lang import source_names as named
 from rag.lang.gloss import english_query
+from rag.lang.source_names import asks_if_among
 from rag.types import Paper
 
 
@@ -95,8 +96,10 @@ def resolve(question: str, sources: Sequence[Paper], cited: int) -> Reference | 
             spans += listed.spans
         elif tier and read.only_tier(text):
             numbers, how = list(scope), "set"
-    if not numbers and read.names_a_paper(text):
+    if not numbers and (read.names_a_paper(text) or _describes_another(text, sources)):
         return None  # "the MLE-bench paper from openai, what does it evaluate": none shown
+    if asks_if_among(text, [p.title for p in sources]):
+        return None  # "is ogbench one of them?": a paper none of them is, searched for
     if not numbers:
         pointed = read.pronoun(text, scope)
         # "how does it compare to softmax attention on long context?": "it", the subject of a
@@ -170,6 +173,15 @@ def _named(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:
         if len(hits) == 1:
             return (hits[0],)
     return ()
+
+
+def _describes_another(text: str, sources: Sequence[Paper]) -> bool:
+    """ "what do they prove in the differential transformer paper" after an answer on RNNs:
+    "the X paper" in words no source's title or abstract holds all of, so not one of them."""
+    wanted = named.described(text)
+    return bool(wanted) and not any(
+        w <= terms(f"{p.title} {p.abstract}") for w in wanted for p in sources
+    )
 
 
 def _by_author(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:

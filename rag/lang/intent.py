@@ -46,6 +46,7 @@ class Asked:
     search: str = ""  # the question without the venue's name and the filtering tier words
     listing: bool = False  # "which papers ...", "list ...", "哪些": a topic, not one paper
     one_paper: bool = False  # "the paper on X", "关于 X 的那篇论文": one paper described
+    the_paper: bool = False  # "the data scaling laws paper - what did they find": that one
     number: int = 0  # the papers asked for: "summarize 3 papers on X", "前五篇" (0: not said)
     presence: bool = False  # "was the X paper at ICLR 2025?": whether one paper is there
     content: bool = False  # what a paper says: "the main result of X (by Y, I think)"
@@ -142,11 +143,11 @@ def read_question(question: str) -> Asked:
             if any(start <= m.start() < end for start, end in indifferent):
                 continue  # "Doesn't matter whether they're posters or orals."
             plural = word.endswith("s") and word[:-1] in {w for w in words()["tiers"][tier]}
-            # "oral papers on X" filters; "that oral paper on X" describes one paper.
-            # (a Chinese noun has no plural: "Mohit Bansal 的 oral 论文")
-            noun = following in nouns and (
-                following.endswith("s") or _chinese(following) or wants_papers
-            )
+            # "oral papers on X", "有没有 oral 的 graph transformer 论文" filter (not "oral cancer
+            # papers"; a Chinese noun has no plural); "that oral paper on X" describes one.
+            ahead = [re.sub(r"[^\w]", "", w.casefold()) for w in after[: 5 if zh else 1]]
+            noun = any(w in nouns and (w.endswith("s") or _chinese(w)) for w in ahead)
+            noun = noun or (following in nouns and wants_papers)
             if (
                 _chinese(word)
                 or plural
@@ -174,8 +175,8 @@ def read_question(question: str) -> Asked:
         # "..., 3 is enough", "give me seven": how many, not what about
         search=_without_chat(without_venue(_number_patterns().alone.sub(" ", search))),
         listing=listing,
-        # "which paper showed that ...", "any paper showing that X does Y": one paper described
-        # (not "papers", nor "any paper on <a topic>")
+        the_paper=not listing and len(_THE_X.findall(text)) == 1,
+        # "which paper showed that ...", "any paper showing X does Y" (not "any paper on X")
         one_paper=(not listing and (has(text, "one_paper") or _THE_X_ONE.search(text) is not None))
         or (
             not count
@@ -221,7 +222,7 @@ def _number_patterns() -> _NumberPatterns:
             rf"(?<![\w.\-]){number}\s+(?:[a-z\-]+\s+){{0,2}}?(?:{nouns})\b", re.I
         ),
         alone=re.compile(
-            rf"\b(?:give\s+me|show\s+me|top|just|only)\s+{number}\s*[?.!]*\s*$"
+            rf"\b(?:give\s+me|show\s+me|top|just|only|list)\s+{number}\s*[?.!]*\s*$"
             rf"|(?<![\w.\-]){number}\s+(?:is|are|would\s+be|will\s+do)\s+"
             rf"(?:enough|fine|plenty)\b"
             rf"|(?<![\w.\-]){number}\s+of\s+them\s*[?.!]*\s*$",  # "... like 4 of them"
@@ -301,7 +302,7 @@ def _sentence_end(text: str, at: int) -> int:
 
 # A clause after a stop or a dash, and its first word; the end of a sentence.
 _THE_X_ONE = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?one\b", re.I)  # "the pyramidal flow one"
-_THE_X = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,5}?(?:one|paper)\b", re.I)
+_THE_X = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,7}?(?:one|paper)\b", re.I)
 _CLAUSE = re.compile(r"(?:[.!?;:,]|\s[—–-])\s+(\w+)")
 _SENTENCE_END = re.compile(r"[?!？]|\.(?=\s|$)")
 

@@ -89,6 +89,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "title, authors, decision (Oral, Spotlight or Poster), abstract and OpenReview link; "
         "it has no other venue's papers, no citation counts and no awards, nor the "
         "conference's acceptance rate or place, so it cannot answer this.",
+        "off_task": f"I answer questions about {VENUE.label}'s accepted papers (topics, "
+        "methods, results, authors, decisions), quoting their abstracts; I cannot do other "
+        'tasks such as bookings, poems or code. Ask, for example, "papers on diffusion models".',
         "reused": "Answered from the previous answer's sources{marks}, without a new search",
         "reused_discussed": "Answered from the papers this conversation cited{marks}, without a "
         "new search",
@@ -124,6 +127,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "title_record": "The index holds this paper's record only (title, decision, authors, "
         "link): its abstract is not in the bundled corpus, so nothing of its content can be "
         "quoted.",
+        "title_records": "The index holds these papers' records only (title, decision, "
+        "authors, link): their abstracts are not in the bundled corpus, so nothing of their "
+        "content can be quoted or compared.",
         "count": "{n:,} of the {total:,} {which}papers in the index match.",
         "count_rule": "Counting rule: a paper counts when its title or abstract contains "
         "every one of these words, in any form: {words}.",
@@ -233,6 +239,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "也没有获奖信息、录用率或会议地点，因此无法回答这个问题。",
         "reused": "本回答只依据上一个回答的来源{marks}，没有重新检索",
         "reused_discussed": "本回答只依据本次对话引用过的论文{marks}，没有重新检索",
+        "off_task": f"我只回答关于 {VENUE.label} 录用论文的问题（主题、方法、结果、作者、"
+        "录用结果），并引用论文摘要；无法完成其他任务，例如预订、写诗或写代码。"
+        "可以这样问：“关于 diffusion models 的论文”。",
         "unrecorded_aside": "索引中没有获奖信息、引用次数或其他会议的论文；"
         "以下回答问题的其余部分。",
         "all_found": "上面的回答引用了找到的 {n} 篇论文中的 {k} 篇；这 {n} 篇如下"
@@ -259,6 +268,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_abstract": "随附语料库中没有这篇论文的摘要（见其 OpenReview 页面）",
         "title_record": "索引中只有这篇论文的记录（标题、录用结果、作者、链接）："
         "随附语料库中没有它的摘要，因此无法引用其内容。",
+        "title_records": "索引中只有这些论文的记录（标题、录用结果、作者、链接）："
+        "随附语料库中没有它们的摘要，因此无法引用或比较其内容。",
         "count": "索引中的 {total:,} 篇{which}论文里有 {n:,} 篇符合。",
         "count_rule": "计数规则：标题或摘要包含以下每一个词（任何词形）的论文计入：{words}。",
         "count_or": "；或 ",

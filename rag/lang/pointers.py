@@ -22,7 +22,7 @@ from rag.lang.intent import asks_comparison, has, phrase_pattern
 from rag.lang.intent import words as intent_words
 from rag.lang.messages import MESSAGES
 from rag.lang.pointers_zh import Pointers
-from rag.lang.source_names import NAME_WORDS, names_a_paper  # noqa: F401 (for rag.answer)
+from rag.lang.source_names import NAME_WORDS, described, names_a_paper  # noqa: F401 (for rag.answer)
 from rag.types import TIERS
 
 _ORDINALS = {
@@ -342,7 +342,10 @@ def asks_discussed(text: str) -> bool:
 
 
 def asks_other_papers(text: str) -> bool:  # "any other papers on X?": not those just cited
-    return has(text, "other_papers")
+    return has(text, "other_papers") or _OTHER_X_PAPERS.search(text) is not None
+
+
+_OTHER_X_PAPERS = re.compile(r"\bother\s+(?:[\w-]+\s+){1,2}?(?:papers|works)\b", re.I)
 
 
 def asks_rest(text: str, found_more: bool = False) -> bool:

@@ -90,11 +90,11 @@ WHICH_HOW = re.compile(
 )
 
 
-# ...and whether it asks what a paper found ("how much faster", "compare") or what it does.
+# ...and whether it asks what a paper found ("how much faster", "compare", "the main theorem")
 WANTS_RESULTS = re.compile(
     r"\bhow\s+(?:much|many|fast|large|well|big|often|good)\b|\bcompar\w*|\bthan\b|"
     r"\boutperform\w*|\bbetter\b|\bfaster\b|\bspeed\w*|\baccura\w*|\bresults?\b|\bbeats?\b|"
-    r"\b(?:find|found|finds|show|shows|showed)\b|\bimprov\w*",
+    r"\b(?:find|found|finds|show|shows|showed|theorems?|proofs?|prove[sd]?|proven)\b|\bimprov\w*",
     re.IGNORECASE,
 )
 

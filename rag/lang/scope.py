@@ -24,6 +24,15 @@ def says_unrecorded(text: str) -> bool:
     return has(text, "unrecorded") or _other_venue().search(text) is not None
 
 
+def unrecorded_kind(text: str) -> str:
+    """The message key of what no record answers, asked outright: "off_task" for a task
+    ("book me a hotel", "write a poem"), "unrecorded" for a fact ("the acceptance rate");
+    "" for a question the records may answer."""
+    if has(text, "off_task"):
+        return "off_task"
+    return "unrecorded" if says_unrecorded(text) else ""
+
+
 def beside_unrecorded(question: str) -> str:
     """The question's sentences that ask about a topic, when another of its sentences says
     what no record holds ("... finetuning? i think it got an outstanding paper award"); ""

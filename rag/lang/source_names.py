@@ -11,7 +11,7 @@ from functools import cache
 
 from rag.common.similarity import terms
 from rag.lang.gloss import ordinary
-from rag.lang.intent import words
+from rag.lang.intent import phrase_pattern, words
 
 NAME_WORDS = re.compile(r"[A-Za-z0-9][\w'-]*")
 
@@ -96,6 +96,16 @@ def names_a_paper(text: str) -> bool:
     if (opening := _NAME_THEN_ASKED.match(text)) and opening.group(1).lower() not in _chat():
         said.append(opening.group(1))
     return any(not ordinary(name) for name in said)
+
+
+def asks_if_among(text: str, titles: list[str]) -> bool:
+    """ "is ogbench one of them? what envs does it have": whether a paper the question names
+    (a word no English text writes) is among the `titles` shown, where none of them has it."""
+    if not phrase_pattern(tuple(words()["words"]["membership"])).search(text):
+        return False
+    held = set().union(*(title_words(t) for t in titles))
+    said = [w for w in NAME_WORDS.findall(text) if len(w) > 2 and not ordinary(w)]
+    return any(w.lower() not in held and not common_acronym(w) for w in said)
 
 
 @cache

@@ -84,12 +84,15 @@ class Spelling:
 
     def _word(self, word: str) -> str:
         typed = stem(word)
-        full = question_words()["abbreviations"].get(word)  # "prob": "probability"
-        if full is not None and self.count(typed) < WORD_HELD:
+        table = question_words()
+        if (meant := table["informal"].get(word)) is not None:  # "nets": "networks"
+            return str(meant)
+        full = table["abbreviations"].get(word)  # "prob": "probability"
+        held = self.count(typed)
+        if full is not None and held < WORD_HELD:
             return str(full)
         if len(word) < TYPO_LETTERS or word in self.names or self.titled(typed):
             return word
-        held = self.count(typed)
         us = american(word)
         if us is not None and self.count(stem(us)) > held:
             return us
@@ -103,10 +106,16 @@ class Spelling:
         rival = ranked[1][1] if len(ranked) > 1 else 0
         if not ranked or ranked[0][1] < max(DOMINANCE * max(held, 1), RIVAL * rival):
             return word
-        spellings = sorted(near[ranked[0][0]])
-        # Of the spellings with that stem, an English word ("diffusion", not "diffusiom").
-        english = [w for w in spellings if w in english_words()]
-        return (english or spellings)[0]
+        # Of the spellings with that stem, an English word ("diffusion", not "diffusiom"),
+        # else the typed word with the letter a chat most often drops put back
+        # ("jailbreakin": "jailbreaking", not "jailbreakic").
+        return min(near[ranked[0][0]], key=lambda w: (w not in english_words(), _slip(word, w), w))
+
+
+def _slip(typed: str, meant: str) -> int:
+    """How likely the slip from `meant` to `typed`: a letter dropped (0), letters swapped or
+    one changed (1), a letter added (2)."""
+    return 0 if len(meant) > len(typed) else 1 if len(meant) == len(typed) else 2
 
 
 @cache
