@@ -8,12 +8,14 @@ import pytest
 
 from rag import Session
 from rag.answer.pipeline import Assistant, answer
+from rag.lang.messages import message
 
 DEPTH_PRO = "Depth Pro: Sharp Monocular Metric Depth in Less Than a Second"
 LOTUS = "Lotus: Diffusion-based Visual Foundation Model for High-quality Dense Prediction"
 GATED_DELTA = "Gated Delta Networks: Improving Mamba2 with Delta Rule"
 FOX = "Forgetting Transformer: Softmax Attention with a Forget Gate"
 PARITY = "Transformers Provably Solve Parity Efficiently with Chain of Thought"
+AKORN = "Artificial Kuramoto Oscillatory Neurons"
 
 
 def cited_titles(result: object) -> list[str]:
@@ -183,3 +185,24 @@ def test_other_papers_on_a_topic_list_4_leaves_out_the_one_before(corpus: Assist
     result = session.answer("other theory papers on CoT expressiveness? list 4")
     assert len(result.citations) <= 4
     assert PARITY not in cited_titles(result)
+
+
+def test_a_name_its_abstract_defines_once_names_its_paper(corpus: Assistant) -> None:
+    """ "what are the results of AKOrN" was refused with AKOrN's paper as the closest (its
+    abstract defines the name once, in emphasis: "Neurons (*AKOrN*)")."""
+    english = answer("what are the results of AKOrN", assistant=corpus)
+    assert not english.abstained
+    assert cited_titles(english)[:1] == [AKORN]
+    assert "performance improvements" in english.answer
+    chinese = answer("AKOrN 那篇 人工 Kuramoto 振荡神经元 的实验结果怎么样", assistant=corpus)
+    assert cited_titles(chinese)[:1] == [AKORN]
+
+
+def test_no_code_link_says_what_the_quoted_sentence_is(corpus: Assistant) -> None:
+    """ "any code for it?" said "The abstract gives no code link" and then quoted "Based on
+    these insights, we propose an efficient data collection strategy." as if it answered."""
+    session = Session(corpus)
+    session.answer("Data Scaling Laws in Imitation Learning for Robotic Manipulation")
+    code = session.answer("any code for it?")
+    assert message("no_code") in code.answer
+    assert f"{message('what_it_does')} {code.citations[0].quote}" in code.answer

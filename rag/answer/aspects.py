@@ -96,7 +96,9 @@ def aspect_answer(
             links += [u.rstrip(".,;:)]") for t in chosen for u in _URL.findall(t)]
             continue
         contribution = contribution_sentence(paper.abstract)
-        lines += [f"- {MESSAGES[lang][aspect.none]}", f"- {inert_markers(contribution)} [{n}]"]
+        # labelled, so it is not read as the answer ("any code?": "we propose a strategy")
+        does = f"{MESSAGES[lang]['what_it_does']} {inert_markers(contribution)}"
+        lines += [f"- {MESSAGES[lang][aspect.none]}", f"- {does} [{n}]"]
         quotes.append(Quote(n, paper.id, contribution, 1.0))
     if aspect.links and links:  # the page shows an address in text broken for links' sake
         lines += ["", MESSAGES[lang]["links"], fenced("\n".join(dict.fromkeys(links)))]

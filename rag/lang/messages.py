@@ -45,6 +45,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_evaluation": "The abstract names no benchmark or evaluation.",
         "no_limitations": "The abstract states no limitation of its own.",
         "no_code": "The abstract gives no code link; the paper's OpenReview page may.",
+        "what_it_does": "What it does:",
         "no_reviews": "The index holds abstracts and decisions, not reviews or scores: the "
         "paper's OpenReview page has them.",
         "bibtex": "BibTeX (the same as the Download BibTeX button's):",
@@ -199,6 +200,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_evaluation": "摘要没有提到评测基准或实验。",
         "no_limitations": "摘要没有提到其自身的局限。",
         "no_code": "摘要没有给出代码链接；可查看该论文的 OpenReview 页面。",
+        "what_it_does": "论文做了什么：",
         "no_reviews": "索引只有摘要和录用结果，没有审稿意见或评分："
         "可查看该论文的 OpenReview 页面。",
         "bibtex": "BibTeX（与“下载 BibTeX”按钮的内容相同）：",

@@ -62,15 +62,13 @@ def name_shaped(word: str) -> bool:
     return bool(_SHAPED.match(word)) and len(word) >= 2
 
 
-# Shares of a title's words the question holds, and of its words the title holds, to ask by
-# title ("Any papers on federated learning?" is not "Problem-Parameter-Free Federated Learning").
-TITLE_SHARE, QUESTION_SHARE = 0.8, 0.6
+TITLE_SHARE, QUESTION_SHARE = 0.8, 0.6  # of a title's words said, of the question's in it
+# (to ask by title: "Any papers on federated learning?" is no "...-Free Federated Learning")
 
 
 def asked_titles(question: str, titles: dict[str, str]) -> list[str]:
     """The ids of `titles` (id -> title) that the question asks about by title."""
-    asked = terms(title_text(question))
-    found = []
+    asked, found = terms(title_text(question)), []
     for pid, title in titles.items():
         words = terms(title)
         shared = len(asked & words)
@@ -150,8 +148,9 @@ def head_parts(title: str) -> list[str]:
 
 
 def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
-    """(paper id, name): a CamelCase word an abstract writes twice or more and no other paper
-    writes ("an RL approach, SCoRe, that ... To build SCoRe"), as written if an English word."""
+    """(paper id, name): a CamelCase word an abstract writes twice or more or defines once
+    ("an RL approach, SCoRe, ... SCoRe", "Neurons (*AKOrN*)") and no other paper writes (as
+    written if an English word)."""
     exact: Counter[str] = Counter()
     folded: Counter[str] = Counter()
     found: list[tuple[str, str]] = []
@@ -162,6 +161,8 @@ def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
         uses = Counter(_WORD.findall(paper.abstract))  # none in a title record's
         found += [(paper.id, w) for w, n in uses.items() if n >= ABSTRACT_USES and _defined_name(w)]
         found += [(paper.id, w) for w in coined(paper.abstract) if w in uses]  # REPA
+        defined = _PARENS.findall(paper.abstract.replace("*", ""))
+        found += [(paper.id, w) for w in defined if _defined_name(w) and uses[w] == 1]
     return [
         (pid, name)
         for pid, name in found
@@ -355,8 +356,8 @@ def scored_first(
     return list(lead) + [pid for pid in ranked if pid not in chosen], scores
 
 
-# Bumped whenever what NameIndex.build keeps changes (rules, stopwords): saved ones are rebuilt.
-NAMES_VERSION = 10  # 10: capitals an abstract coins ("REPresentation Alignment (REPA)")
+# Bumped when NameIndex.build's rules change (saved ones rebuilt); 11: "Neurons (*AKOrN*)"
+NAMES_VERSION = 11
 
 
 class PaperNames:
