@@ -104,10 +104,8 @@ def record_answer(
         return None
     paper = sources[0].paper
     zh = question_language(question) == "zh"
-    # "gated delta networks vs forgetting transformer": the two papers named, compared (not
-    # two of one name: "MoS", "MOS")
-    named = {(title_name(t := s.paper.title) or t).casefold() for s in sources if s.asked_by}
-    both = turn.intent is not None and turn.intent.compare and len(named) >= 2
+    # "gated delta networks vs forgetting transformer": the two papers named, compared
+    both = turn.intent is not None and turn.intent.compare and _names_two(sources)
     if not paper.has_abstract and not (asked.authors_of or asked.tier_asked or both):
         if asked_for:
             facts = [record_fact(paper, f, zh) for f in ("tier", "authors", "link")]
@@ -130,6 +128,13 @@ def record_answer(
     else:
         return _authors_answer(turn, sources[:1], assistant, idea=asked.content)
     return records_cited(turn, lines, [sources[0]], assistant)
+
+
+def _names_two(sources: list[RetrievedPaper]) -> bool:
+    """The question names two papers (retrieval says so), not two of one name ("MoS", "MOS")."""
+    return (
+        len({(title_name(t := s.paper.title) or t).casefold() for s in sources if s.asked_by}) > 1
+    )
 
 
 def _authors_answer(

@@ -148,26 +148,27 @@ def head_parts(title: str) -> list[str]:
 
 
 def abstract_names(papers: list[Paper]) -> list[tuple[str, str]]:
-    """(paper id, name): a CamelCase word an abstract writes twice or more or defines once
-    ("an RL approach, SCoRe, ... SCoRe", "Neurons (*AKOrN*)") and no other paper writes (as
-    written if an English word)."""
+    """(paper id, name): a name its abstract defines (`_own_names`) and no other paper writes."""
     exact: Counter[str] = Counter()
     folded: Counter[str] = Counter()
-    found: list[tuple[str, str]] = []
     for paper in papers:
         written = set(_WORD.findall(f"{paper.title} {paper.abstract}"))
         exact.update(written)
         folded.update({_fold(w) for w in written})
-        uses = Counter(_WORD.findall(paper.abstract))  # none in a title record's
-        found += [(paper.id, w) for w, n in uses.items() if n >= ABSTRACT_USES and _defined_name(w)]
-        found += [(paper.id, w) for w in coined(paper.abstract) if w in uses]  # REPA
-        defined = _PARENS.findall(paper.abstract.replace("*", ""))
-        found += [(paper.id, w) for w in defined if _defined_name(w) and uses[w] == 1]
-    return [
-        (pid, name)
-        for pid, name in found
-        if (exact[name] if ordinary(name) else folded[_fold(name)]) == 1
-    ]
+
+    def unique(word: str) -> bool:
+        return (exact[word] if ordinary(word) else folded[_fold(word)]) == 1
+
+    return [(p.id, w) for p in papers for w in sorted(_own_names(p.abstract)) if unique(w)]
+
+
+def _own_names(abstract: str) -> set[str]:
+    """CamelCase words an abstract writes twice ("SCoRe ... SCoRe") or defines once ("Neurons
+    (*AKOrN*)"), and capitals it coins (REPA); a title record's, none."""
+    uses = Counter(_WORD.findall(abstract))
+    defined = {w for w in _PARENS.findall(abstract.replace("*", "")) if w in uses}
+    named = {w for w, n in uses.items() if n >= ABSTRACT_USES} | defined
+    return {w for w in named if _defined_name(w)} | {w for w in coined(abstract) if w in uses}
 
 
 def _defined_name(word: str) -> bool:  # capitals alone may be a term's abbreviation: INT4
@@ -430,8 +431,7 @@ class PaperNames:
             pid in papers
             and (
                 _fold(match.name) in {_fold(n) for n in title_names(papers[pid].title)}
-                or _WORD.findall(papers[pid].abstract).count(match.name) >= ABSTRACT_USES
-                or match.name in coined(papers[pid].abstract)
+                or match.name in _own_names(papers[pid].abstract)
             )
             for pid in match.paper_ids
         )
