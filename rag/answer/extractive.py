@@ -109,15 +109,14 @@ def extractive_answer(
     options = options or ExtractiveOptions()
     fixed = MESSAGES[lang]
     mode = answer_mode(question) if options.mode == "auto" else options.mode
+    relevant = options.relevant or (True,) * len(sources)  # the judge's verdict per source
     if mode == "list":
-        relevant = options.relevant or (True,) * len(sources)
         usable = [n for n in range(1, len(sources) + 1) if n == 1 or relevant[n - 1]]
     else:
-        judged = options.relevant or (True,) * len(sources)  # the judge left none out
         usable = [
             n
             for n, source in enumerate(sources, start=1)
-            if n == 1 or (source.similarity >= options.min_similarity and judged[n - 1])
+            if n == 1 or (source.similarity >= options.min_similarity and relevant[n - 1])
         ][: options.max_papers]
         if options.named:
             lead = list(range(1, options.named + 1))

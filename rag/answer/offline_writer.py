@@ -96,19 +96,19 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
         result = extractive_answer(query, sources, assistant.sentence_embeddings, options, lang)
         text, quotes = result.text, result.quotes
     read = turn.intent.asked if turn.intent is not None else None
-    presence = read is not None and read.presence
-    if presence and quotes and sources:  # "was it at iclr 25?": yes, and as what, first
+    presence = read is not None and read.presence and bool(quotes and sources)
+    # "theres a paper saying X, which tier was it": the paper found, its decision first
+    tier = read is not None and bool(read.tier_asked) and any(q.n == 1 for q in quotes)
+    if presence or tier:  # "was it at iclr 25?": yes, and as what, first
         paper = sources[0].paper
-        yes = message("presence_yes", turn.question).format(
-            title=inert_markers(" ".join(paper.shown_title.split())),
-            decision=paper.tier or paper.decision,
-        )
-        text = f"{yes} [1]\n\n{text}"
-    elif read is not None and read.tier_asked and any(q.n == 1 for q in quotes):
-        # "theres a paper saying X, which tier was it": the paper found, its decision first
-        paper = sources[0].paper
-        tier = message("tier_is", turn.question).format(decision=paper.decision or "?")
-        text = f"**{inert_markers(' '.join(paper.shown_title.split()))}**: {tier} [1]\n\n{text}"
+        title = inert_markers(" ".join(paper.shown_title.split()))
+        if presence:
+            yes = message("presence_yes", turn.question)
+            opening = yes.format(title=title, decision=paper.tier or paper.decision)
+        else:
+            decided = message("tier_is", turn.question).format(decision=paper.decision or "?")
+            opening = f"**{title}**: {decided}"
+        text = f"{opening} [1]\n\n{text}"
     if turn.compare:  # a paper known by its title alone is said so, not left out unsaid
         missing = [s.paper for s in sources if not s.paper.has_abstract]
         text += "".join(

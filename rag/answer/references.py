@@ -179,9 +179,8 @@ def _describes_another(text: str, sources: Sequence[Paper]) -> bool:
     """ "what do they prove in the differential transformer paper" after an answer on RNNs:
     "the X paper" in words no source's title or abstract holds all of, so not one of them."""
     wanted = named.described(text)
-    return bool(wanted) and not any(
-        w <= terms(f"{p.title} {p.abstract}") for w in wanted for p in sources
-    )
+    held = [terms(f"{p.title} {p.abstract}") for p in sources] if wanted else []
+    return bool(wanted) and not any(w <= h for w in wanted for h in held)
 
 
 def _by_author(text: str, sources: Sequence[Paper]) -> tuple[int, ...]:

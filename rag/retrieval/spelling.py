@@ -88,11 +88,11 @@ class Spelling:
         if (meant := table["informal"].get(word)) is not None:  # "nets": "networks"
             return str(meant)
         full = table["abbreviations"].get(word)  # "prob": "probability"
-        held = self.count(typed)
-        if full is not None and held < WORD_HELD:
+        if full is not None and self.count(typed) < WORD_HELD:
             return str(full)
         if len(word) < TYPO_LETTERS or word in self.names or self.titled(typed):
             return word
+        held = self.count(typed)
         us = american(word)
         if us is not None and self.count(stem(us)) > held:
             return us
