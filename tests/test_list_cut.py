@@ -106,8 +106,11 @@ def test_a_list_stops_where_its_subject_stops(corpus: Assistant) -> None:
     # "sequences") is kept by its closeness to the subject; papers about neither go.
     assert FLEXPREFILL in cited
     assert len(cited) < len(result.sources) == 10
-    # More candidates were checked than the sources setting shows; those cited come first.
-    assert result.checked == corpus.retriever.calibration.list_pool > 10
+    # More candidates were checked than the sources setting shows (the title records closest
+    # to the question too); those cited come first.
+    calibration = corpus.retriever.calibration
+    assert 10 < calibration.list_pool < result.checked
+    assert result.checked <= calibration.list_pool + calibration.list_records
     assert [c.n for c in result.citations] == list(range(1, len(cited) + 1))
 
 
@@ -232,7 +235,7 @@ def test_a_chinese_tier_list_keeps_its_frame_and_its_subject() -> None:
 
 
 def test_a_list_keeps_the_papers_that_belong_first_up_to_k() -> None:
-    sources = [retrieved(pid, "") for pid in "abcde"]
+    sources = [retrieved(pid, f"Abstract {pid}.") for pid in "abcde"]
     flags = (True, False, True, False, True)
     verdict = Verdict(
         tuple(Judged(s.paper.id, f, 0.5, "") for s, f in zip(sources, flags, strict=True)),
@@ -245,6 +248,13 @@ def test_a_list_keeps_the_papers_that_belong_first_up_to_k() -> None:
     assert (narrowed.checked, narrowed.matched) == (5, 3)
     shown, fewer = kept(verdict, sources, 2)  # more belong than are shown: the note says so
     assert (fewer.matched, fewer.matching) == (2, 3)
+    # A title record that belongs is named after the k papers quoted, unless a number was
+    # asked ("3 papers on X"): then k in all.
+    sources[2] = retrieved("c", "")
+    shown, _ = kept(verdict, sources, 2)
+    assert [s.paper.id for s in shown] == ["a", "e", "c"]
+    shown, _ = kept(verdict, sources, 2, records=False)
+    assert [s.paper.id for s in shown] == ["a", "c"]
     fields = verdict_fields(fewer, understand("Which papers study X?"), "Which papers study X?")
     assert fields["matched"] == 3
     assert fields["judge_note"].endswith(

@@ -152,6 +152,13 @@ def _listed(
     by_position = {(s.n, s.position): s for s, _ in candidates}
     for n in usable:
         own = [s for s, _ in candidates if s.n == n]
+        paper = sources[n - 1].paper
+        if not paper.has_abstract:  # a title record judged by its title: its record, cited
+            title = inert_markers(" ".join(paper.shown_title.split()))
+            facts = [inert_markers(paper.decision or ""), fixed["no_abstract"]]
+            lines.append(f"- **{title}** [{n}]: " + " · ".join(f for f in facts if f))
+            quotes.append(Quote(n, paper.id, paper.title, 1.0))
+            continue
         if not own:
             continue
         # The paper's own contribution: a "we propose / introduce" sentence that stands alone

@@ -8,14 +8,13 @@ how many candidates were checked and how many belong, so a reader knows what was
 `OfflineJudge` reads the signals the index has: a paper the question names and retrieval put
 first belongs, whatever the phrasing ("explain BodyGen in simple terms", "FlexPrefill 的方法
 是什么？"); a list keeps the papers about its subject (`listed`, below); any other paper
-belongs when its relevance clears the calibrated threshold. A list is judged over
-`Calibration.list_pool` candidates, more than the sources setting shows (`kept`): "checked
-20, 7 match".
+belongs when its relevance clears the calibrated threshold.
 
 Where a list answer stops (`listed`, the list cut): the sources setting is a maximum, not a
-quota; a list checks `Calibration.list_pool` candidates and names those about its subject, up
-to the sources setting. A paper is listed
-when its relevance clears the abstention threshold and it is about the list's subject
+quota; a list checks `Calibration.list_pool` candidates, and the `list_records` title records
+closest to it (judged by their titles), and names those about its subject, up to the sources
+setting (`kept`: "checked 25, 7 match"). A paper is listed when its relevance clears the
+abstention threshold and it is about the list's subject
 (`list_subject`: the words after "Which papers study", "Any work on", "哪些论文…" read
 through the gloss), by two signals added up:
 
@@ -25,10 +24,9 @@ through the gloss), by two signals added up:
   lack is the question's phrasing ("make", "outputs", a gloss's extra sense "buffer"); a
   short subject's phrase ("model merging") is one more term, held where its words stand side
   by side ("fragment merging" beside "diffusion model" holds only "merging");
-- how far its title or best sentence is from the best such cosine among the candidates
-  that may be listed (`subject_closeness`; only theirs is measured: each of their sentences
-  is embedded), times `list_closeness_weight`: a paraphrase that shares few terms
-  (FlexPrefill's abstract says neither "cheaper" nor "sequences") is kept by its closeness.
+- how far its title or best sentence is from the best such cosine among the abstracts that
+  may be listed (`subject_closeness`), times `list_closeness_weight`: a paraphrase that shares
+  few terms (FlexPrefill's abstract says neither "cheaper" nor "sequences") is kept.
 
 share - list_closeness_weight x (best closeness - its closeness) >= list_min_coverage. The
 first paper is always listed. The constants are fitted by bench/list_precision.py.
@@ -187,9 +185,8 @@ def listed(
     keywords = relevance.index.keyword_index()
     phrases = subject_phrases(subject, keywords)
     shares = subject_shares(subject, sources, keywords.idf, c.list_lead, leaders, phrases)
-    # Closeness (the costly part: every sentence embedded) only for the papers that may be
-    # listed: the first, and those relevant enough whose share of the subject could clear
-    # the bar; the best closeness among them sets it.
+    # Closeness (every sentence embedded) only for the papers that may be listed: the first,
+    # and those relevant enough whose share of the subject could clear the bar.
     could = [
         n == 0 or (score >= relevance.threshold and share >= c.list_min_coverage)
         for n, (score, share) in enumerate(zip(scores, shares, strict=True))
@@ -197,7 +194,9 @@ def listed(
     picked = [s for s, ok in zip(sources, could, strict=True) if ok]
     measured = iter(subject_closeness(subject, picked, embeddings) if picked else [])
     close = [next(measured) if ok else None for ok in could]
-    top = max((near for near in close if near is not None), default=0.0)
+    top = max(  # the abstracts': a title record's few words are no bar for sentences
+        (n for n, s in zip(close, sources, strict=True) if n and s.paper.has_abstract), default=0.0
+    )
     return tuple(
         n == 0
         or (
@@ -294,11 +293,10 @@ class OfflineJudge:
             named = NameMatch(first.paper.shown_title, (first.paper.id,), whole_subject=False)
         by_name = named is not None
         # A list after a preamble is judged on its own sentence ("got lost at the posters...
-        # which papers are on web agents?"); the preamble was searched with it.
+        # which papers are on web agents?").
         judged_on = intent.focus or question
         scores = self.retriever.paper_relevance(judged_on, sources)
-        # A list's subject is English (a Chinese list's is its gloss): judged on English
-        # evidence, not on the multilingual cosine of a Chinese question
+        # A list's subject is English (a Chinese list's is its gloss): judged on English evidence
         english = [replace(s, multilingual=None) for s in sources]
         if intent.listing and intent.language != "en" and intent.subject:
             by_subject = self.retriever.paper_relevance(intent.subject, english)
@@ -336,8 +334,7 @@ class OfflineJudge:
             Judged(s.paper.id, bool(f), float(score), reason)
             for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
         )
-        # A list asks for papers about its subject: the words around it ("my boss asked me to
-        # find papers on model compression, can you list some?") may dilute the question.
+        # A list asks for papers about its subject: the words around it may dilute the question.
         answers = (
             by_name
             or self.retriever.is_relevant(judged_on, sources)
@@ -402,12 +399,15 @@ def about_it_alone(intent: Intent, name: str) -> bool:
 
 
 def kept(
-    verdict: Verdict, candidates: Sequence[RetrievedPaper], k: int
+    verdict: Verdict, candidates: Sequence[RetrievedPaper], k: int, records: bool = True
 ) -> tuple[list[RetrievedPaper], Verdict]:
     """A list checked more candidates than the sources setting `k` shows: those judged to
-    belong first (in their retrieved order), then the others, `k` in all; the verdict keeps
-    how many were checked and how many belong."""
-    order = sorted(range(len(candidates)), key=lambda i: not verdict.judged[i].belongs)[:k]
+    belong first (in retrieved order), then the others, `k` in all, then (`records`: no number
+    asked) the title records that belong, a line each; the verdict keeps the counts."""
+    belongs = [j.belongs for j in verdict.judged]
+    extra = [i for i, c in enumerate(candidates) if records and belongs[i] and not c.paper.abstract]
+    rest = sorted(set(range(len(candidates))) - set(extra), key=lambda i: (not belongs[i], i))
+    order = sorted(rest[:k] + extra, key=lambda i: not belongs[i])
     judged = tuple(verdict.judged[i] for i in order)
     narrowed = replace(verdict, judged=judged, pool=verdict.checked, found=verdict.matched)
     return [candidates[i] for i in order], narrowed

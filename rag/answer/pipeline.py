@@ -226,13 +226,20 @@ def _prepare(
     # (list_pool), and keeps k: one search at that depth (its first k are the search for k).
     wanted = assistant.wanted(intent.asked.number, k)
     judge = judge_for(assistant, budget)
-    pool = max(assistant.retriever.calibration.list_pool, wanted)
+    calibration = assistant.retriever.calibration
+    pool = max(calibration.list_pool, wanted)
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
     candidates = assistant.retriever.search(
         intent.search, k=depth, filters=filters, read_names=like is None
     )
     if leave_out:  # not the papers it asks for more like
         candidates = [c for c in candidates if c.paper.id not in leave_out]
+    if intent.listing and candidates and like is None:  # the conference's title records too
+        seen = {c.paper.id for c in candidates}
+        records = assistant.retriever.title_records(
+            intent.search, calibration.list_records, filters
+        )
+        candidates += [r for r in records if r.paper.id not in seen]
     sources = candidates[:wanted]
     turn = Turn(question, asked, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
@@ -251,9 +258,7 @@ def _prepare(
     # papers on its subject hold, found without the filter: the few orals found are no guide.
     leaders = []
     if intent.listing and (filters.tiers or filters.keywords):
-        leaders = assistant.retriever.search(
-            intent.search, k=assistant.retriever.calibration.list_lead
-        )
+        leaders = assistant.retriever.search(intent.search, k=calibration.list_lead)
     turn.verdict = judge.judge(intent, candidates, leaders)
     if not turn.verdict.answers:  # before refusing: the question's topic alone
         on_topic = judged_on_topic(judge, assistant.retriever, intent, depth, filters, leaders)
@@ -265,7 +270,9 @@ def _prepare(
         candidates, turn.verdict = left_out(turn.verdict, candidates, others)
         turn.sources = candidates[:wanted]
     if len(candidates) > wanted:
-        turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
+        turn.sources, turn.verdict = kept(
+            turn.verdict, candidates, wanted, records=not intent.asked.number
+        )
     if not turn.verdict.answers:
         turn.result = refuse(turn, assistant)
     elif intent.compare and len(named := compared_papers(turn.sources)) >= 2:

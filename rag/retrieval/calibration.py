@@ -106,6 +106,10 @@ class Calibration:
     list_closeness_weight: float = 2.0
     list_lead: int = 10
     list_pool: int = 20
+    # Beside them, the list_records title records (no abstract in the corpus) whose titles are
+    # closest to the question, judged by their titles by the same rule (the best cosine being
+    # the abstracts'), named after the papers quoted.
+    list_records: int = 5
 
     # The topic map (rag.explore.topicmap): weight of the map coordinates (in [-1, 1]) beside
     # the unit vectors when clustering topics (no sweep script; the agreement figures in

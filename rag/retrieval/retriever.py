@@ -192,6 +192,27 @@ class Retriever:
             return self._mmr(results, k)
         return results[:k]
 
+    def title_records(
+        self, query: str, n: int, filters: Filters | None = None
+    ) -> list[RetrievedPaper]:
+        """The `n` title records (no abstract in the corpus) whose titles are closest to
+        `query`, for a list to judge by their titles: `search` leaves them out, since a title's
+        few words would outrank abstracts."""
+        filters = filters or Filters()
+        query = english_query(without_venue(self.spelled(query.strip())))
+        records = self.people.current().titles
+        if not query or not records or n < 1:
+            return []
+        vector = self.embeddings.embed_query(query)
+        hits = self.index.dense_search(vector, n * 20, filters.tiers or None)
+        near: dict[str, float] = {}  # best first: a record's one chunk is its title
+        for hit in hits:
+            if hit.paper_id in records:
+                near.setdefault(hit.paper_id, hit.similarity)
+        papers = self.index.get_papers(list(near))
+        found = [papers[p] for p in near if p in papers and filters.accepts(papers[p])]
+        return [RetrievedPaper(p, near[p.id], near[p.id]) for p in found[:n]]
+
     def _chunk_papers(self, keyword: KeywordIndex) -> dict[str, str]:
         if self._paper_of is None or self._paper_of[0] is not keyword:
             self._paper_of = (keyword, dict(zip(keyword.chunk_ids, keyword.paper_ids, strict=True)))
