@@ -53,6 +53,7 @@ from rag.answer.pipeline import Assistant, CitedAnswer, answer, open_assistant
 from rag.index.passages import sentences
 from rag.models.factory import make_embeddings
 from rag.settings import EVAL_DATA, with_overrides
+from rag.types import Paper
 from testkit.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,12 +94,18 @@ def abstention(result: Run) -> tuple[float, float, int, int]:
     return precision, recall, len(refused) - right, unanswerable - right
 
 
+def exact_quote(quote: str, paper: Paper) -> bool:
+    """The quote is its evidence as written: a stretch of the abstract, or a title record's
+    title (no abstract in the corpus)."""
+    return quote in paper.abstract if paper.has_abstract else quote == paper.title
+
+
 def quote_checks(result: Run) -> tuple[int, int]:
     exact = total = 0
     for _, got, _ in result.answers:
         for c in got.citations:
             total += 1
-            exact += c.quote in got.sources[c.n - 1].paper.abstract
+            exact += exact_quote(c.quote, got.sources[c.n - 1].paper)
     return exact, total
 
 
@@ -319,7 +326,7 @@ def researcher_sections(args: argparse.Namespace, offline: Assistant, settings: 
     def exact(result: CitedAnswer) -> None:
         for c in result.citations:
             checked[1] += 1
-            checked[0] += c.quote in result.sources[c.n - 1].paper.abstract
+            checked[0] += exact_quote(c.quote, result.sources[c.n - 1].paper)
 
     lists = read_questions(args.list_questions)
     labels = read_questions(args.quote_labels)

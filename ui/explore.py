@@ -134,7 +134,7 @@ def make_explorer(topic_map: TopicMap, corpus: PaperVectors) -> Explorer:
     for paper, topic in zip(papers, topic_map.topics, strict=True):
         label = topic_map.topic_list[int(topic)].label
         title = paper.shown_title if paper else "?"  # a seed is named as one (issue 31)
-        unknown = "seed abstract" if paper and paper.untitled else "decision unknown"
+        unknown = "untitled abstract" if paper and paper.untitled else "decision unknown"
         tier = (paper.tier or paper.decision or unknown) if paper else ""
         hover.append(f"<b>{_hover(title)}</b><br>{_hover(tier)} · {_hover(label)}")
         tiers.append(paper.tier if paper else "")

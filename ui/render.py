@@ -390,7 +390,7 @@ def paper_facts(paper: Paper) -> list[str]:
     return [*facts, source_link(paper.url)]
 
 
-SEED_FACT = f"seed abstract, not matched to an {VENUE.label} paper"
+SEED_FACT = f"an abstract bundled without its title: its {VENUE.label} paper is not identified"
 
 
 def first_numbers(turns: Sequence[Turn]) -> dict[str, tuple[int, int]]:

@@ -166,3 +166,4 @@ class Turn:
     previous_papers: list[Paper] = field(default_factory=list)  # the last answer's sources
     # The question as meant, its mistyped words repaired (rag.retrieval.spelling); "": as asked.
     meant: str = ""
+    off_topic: str = ""  # "which of them are about X?", none of them is: X (searched anew)

@@ -91,6 +91,7 @@ def referring_turn(
     rest = [s for s in shown if s not in meant]
     turn = Turn(question, standalone, meant + rest, reference=reference, citable=len(meant))
     turn.scope_note = note
+    turn.off_topic = topic if topic and not meant and not reference.tier else ""
     if not meant and not reference.tier:
         turn.result = _all_filtered(turn, assistant)
     elif reference.about_metadata:
@@ -100,6 +101,15 @@ def referring_turn(
             standalone, meant, original=text, previous=[s.paper for s in shown]
         )
     return turn
+
+
+def searched_instead(turn: Turn, earlier: str, shown: list[RetrievedPaper]) -> tuple[str, str]:
+    """ "which of them are about fairness?" when none of the papers shown is: the earlier
+    question asked about it instead ("conformal prediction papers about fairness"), and the
+    sentence that says so."""
+    searched = f"{earlier} about {turn.off_topic}"
+    note = message("about_none_searched", turn.question)
+    return searched, note.format(total=len(shown), topic=turn.off_topic, searched=searched)
 
 
 def asked_topic(text: str, reference: Reference) -> str:

@@ -94,7 +94,7 @@ def subject_closeness(
     owner: list[int] = []
     for n, source in enumerate(sources):
         abstract = source.paper.abstract
-        parts = sentences(abstract) or [abstract]
+        parts = sentences(abstract) or [abstract] * bool(abstract)  # a record: its title
         for text in [source.paper.shown_title, *spell_out(abstract, parts)]:
             texts.append(text)
             owner.append(n)
@@ -334,14 +334,16 @@ class OfflineJudge:
             Judged(s.paper.id, bool(f), float(score), reason)
             for s, f, score, reason in zip(sources, flags, scores, reasons, strict=True)
         )
-        # A list asks for papers about its subject: the words around it may dilute the question.
+        # Whether any answers is the abstracts' to say (a title record is judged by its title);
+        # a list asks about its subject: the words around it may dilute the question.
+        told = [n for n, s in enumerate(sources) if s.paper.has_abstract] or range(len(sources))
         answers = (
             by_name
-            or self.retriever.is_relevant(judged_on, sources)
+            or self.retriever.is_relevant(judged_on, [sources[n] for n in told])
             or (
                 intent.listing
                 and intent.subject != judged_on  # the same text was just judged
-                and self.retriever.is_relevant(intent.subject, english)
+                and self.retriever.is_relevant(intent.subject, [english[n] for n in told])
             )
         )
         if not (by_name or first.asked_by in ("name", "title")) and (
@@ -399,15 +401,12 @@ def about_it_alone(intent: Intent, name: str) -> bool:
 
 
 def kept(
-    verdict: Verdict, candidates: Sequence[RetrievedPaper], k: int, records: bool = True
+    verdict: Verdict, candidates: Sequence[RetrievedPaper], k: int
 ) -> tuple[list[RetrievedPaper], Verdict]:
     """A list checked more candidates than the sources setting `k` shows: those judged to
-    belong first (in retrieved order), then the others, `k` in all, then (`records`: no number
-    asked) the title records that belong, a line each; the verdict keeps the counts."""
-    belongs = [j.belongs for j in verdict.judged]
-    extra = [i for i, c in enumerate(candidates) if records and belongs[i] and not c.paper.abstract]
-    rest = sorted(set(range(len(candidates))) - set(extra), key=lambda i: (not belongs[i], i))
-    order = sorted(rest[:k] + extra, key=lambda i: not belongs[i])
+    belong first (in their retrieved order: the title records after the abstracts), then the
+    others, `k` in all; the verdict keeps how many were checked and how many belong."""
+    order = sorted(range(len(candidates)), key=lambda i: not verdict.judged[i].belongs)[:k]
     judged = tuple(verdict.judged[i] for i in order)
     narrowed = replace(verdict, judged=judged, pool=verdict.checked, found=verdict.matched)
     return [candidates[i] for i in order], narrowed

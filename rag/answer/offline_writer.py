@@ -18,6 +18,7 @@ from rag.answer.extractive import (
     extractive_answer,
     without_name,
 )
+from rag.answer.followup import record_fact
 from rag.answer.judge import verdict_fields
 from rag.lang.gloss import english_query
 from rag.lang.messages import message, question_language
@@ -99,15 +100,20 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     presence = read is not None and read.presence and bool(quotes and sources)
     # "theres a paper saying X, which tier was it": the paper found, its decision first
     tier = read is not None and bool(read.tier_asked) and any(q.n == 1 for q in quotes)
-    if presence or tier:  # "was it at iclr 25?": yes, and as what, first
+    # "who wrote the paper about adam exploiting l-inf geometry": its record's authors first
+    authors = read is not None and read.authors_of and not listing and any(q.n == 1 for q in quotes)
+    if presence or tier or authors:  # "was it at iclr 25?": yes, and as what, first
         paper = sources[0].paper
         title = inert_markers(" ".join(paper.shown_title.split()))
         if presence:
             yes = message("presence_yes", turn.question)
             opening = yes.format(title=title, decision=paper.tier or paper.decision)
-        else:
+        elif tier:
             decided = message("tier_is", turn.question).format(decision=paper.decision or "?")
             opening = f"**{title}**: {decided}"
+        else:
+            facts = [record_fact(paper, "authors", lang == "zh"), paper.url]
+            opening = f"**{title}**: " + " · ".join(f for f in facts if f)
         text = f"{opening} [1]\n\n{text}"
     if turn.compare:  # a paper known by its title alone is said so, not left out unsaid
         missing = [s.paper for s in sources if not s.paper.has_abstract]

@@ -47,7 +47,7 @@ from rag.answer.conversation import (
     their_authors,
 )
 from rag.answer.counts import count_answer
-from rag.answer.followup import follow_up
+from rag.answer.followup import follow_up, searched_instead
 from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept, left_out
 from rag.answer.model_judge import ModelJudge
 from rag.answer.records import (
@@ -214,7 +214,11 @@ def _prepare(
         turn.previous_papers = before.papers
         if turn.result is None and not turn.compare:  # papers known by their titles alone
             turn.result = title_records_answer(turn, assistant)
-        return turn
+        if not (turn.off_topic and previous is not None):
+            return turn
+        # "which of them are about fairness?", none of them is: the earlier question on it
+        searched, instead = searched_instead(turn, previous.standalone_question, before.shown)
+        aside = f"{aside} {instead}"
     # What the question asks, read once, its mistyped words as meant ("difusion models"),
     # and the answer says how it read them. The standalone question (`asked`) keeps its tier
     # words: "show more" asks it again, under them.
@@ -229,17 +233,13 @@ def _prepare(
     calibration = assistant.retriever.calibration
     pool = max(calibration.list_pool, wanted)
     depth = pool if intent.listing and judge is assistant.judge and pool > wanted else wanted
+    # A list checks the title records closest to it too, after the papers found.
+    records = calibration.list_records if intent.listing and like is None else 0
     candidates = assistant.retriever.search(
-        intent.search, k=depth, filters=filters, read_names=like is None
+        intent.search, k=depth, filters=filters, read_names=like is None, with_records=records
     )
     if leave_out:  # not the papers it asks for more like
         candidates = [c for c in candidates if c.paper.id not in leave_out]
-    if intent.listing and candidates and like is None:  # the conference's title records too
-        seen = {c.paper.id for c in candidates}
-        records = assistant.retriever.title_records(
-            intent.search, calibration.list_records, filters
-        )
-        candidates += [r for r in records if r.paper.id not in seen]
     sources = candidates[:wanted]
     turn = Turn(question, asked, sources, scope_note=note, intent=intent, meant=meant)
     turn.previous_papers = before.papers
@@ -270,9 +270,7 @@ def _prepare(
         candidates, turn.verdict = left_out(turn.verdict, candidates, others)
         turn.sources = candidates[:wanted]
     if len(candidates) > wanted:
-        turn.sources, turn.verdict = kept(
-            turn.verdict, candidates, wanted, records=not intent.asked.number
-        )
+        turn.sources, turn.verdict = kept(turn.verdict, candidates, wanted)
     if not turn.verdict.answers:
         turn.result = refuse(turn, assistant)
     elif intent.compare and len(named := compared_papers(turn.sources)) >= 2:

@@ -2,7 +2,8 @@
 
 Our system is the offline answer (its citations: the list stops where the relevant papers
 stop); each baseline's list is its top k papers, which is what it would show. Precision =
-gold papers listed / papers listed; recall = gold papers listed / min(|gold|, k).
+gold papers listed / papers listed; recall = gold papers listed / min(|gold|, k). A title
+record a list names is not scored: the gold sets were made over abstracts.
 """
 
 from __future__ import annotations
@@ -79,13 +80,16 @@ def score_lists(lister: Lister, questions: Sequence[ListQuestion]) -> ListScores
 
 
 def answer_lister(settings: Any, embeddings: Any, retriever: Any) -> Lister:
-    """The offline answer's citations (the app's list, cut where relevance stops)."""
+    """The offline answer's citations (the app's list, cut where relevance stops), less the
+    title records it names: the gold sets were made over abstracts, which records lack
+    (`bench.list_precision --gold read` scores them against a reader's judgement)."""
     from rag.answer.pipeline import Assistant, answer
 
     assistant = Assistant(settings, retriever, None, embeddings)
 
     def run(question: str, k: int) -> list[str]:
-        return [c.paper_id for c in answer(question, assistant=assistant, k=k).citations]
+        cited = answer(question, assistant=assistant, k=k).citations
+        return [c.paper_id for c in cited if c.has_abstract]
 
     return run
 

@@ -168,6 +168,7 @@ _LEANING = re.compile(
     r"|Additionally|In\s+addition|Also|Nevertheless|Nonetheless|Thus|Therefore|Hence"
     r"|Consequently|As\s+a\s+result|In\s+contrast|Instead|Similarly|Meanwhile"
     r"|Unfortunately|Despite\s+(?:this|these|that)|To\s+(?:this|that)\s+end"
+    r"|(?:Based|Building)\s+on\s+(?:this|these|that|those|such)"
     r"|To\s+(?:address|tackle|solve|overcome|mitigate|alleviate|resolve|remedy|handle|fill|bridge)"
     r"\s+(?:this|these|that|those|such|the\s+(?:above|aforementioned))"
     r"|This(?!\s+(?:paper|work|study|article|report|thesis|manuscript)\b))\b"

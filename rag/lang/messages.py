@@ -162,6 +162,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "aspect_limitations": "Limitations",
         "about_some": "{n} of the {total} papers are about \u201c{topic}\u201d.",
         "about_none": "None of the {total} papers is about \u201c{topic}\u201d.",
+        "about_none_searched": "None of the {total} papers shown is about \u201c{topic}\u201d: "
+        "searched for \u201c{searched}\u201d instead.",
         "count_titles": "{m:,} of the {total:,} {which}papers have a title only (their abstract "
         "is not in the bundled corpus): for them only the title can match.",
         "count_more": "… and {n:,} more.",
@@ -300,6 +302,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "aspect_limitations": "局限",
         "about_some": "{total} 篇论文中有 {n} 篇与\u201c{topic}\u201d相关。",
         "about_none": "{total} 篇论文中没有一篇与\u201c{topic}\u201d相关。",
+        "about_none_searched": "所列 {total} 篇论文中没有一篇与\u201c{topic}\u201d相关，"
+        "已改为检索\u201c{searched}\u201d。",
         "count_titles": "{total:,} 篇{which}论文中有 {m:,} 篇只有标题（随附语料库中没有摘要），"
         "这些论文只能按标题匹配。",
         "count_more": "……另有 {n} 篇。",

@@ -126,8 +126,7 @@ class Wants:
     aspect: str  # one thing asked of one paper: "speed", "evaluation", "code", ... or ""
 
 
-# One measurable thing asked of a paper ("and how fast is it?", "how is it evaluated?",
-# "它有多快？"): rag.answer.aspects quotes the sentence that reports it, or says there is none.
+# One thing asked of a paper ("and how fast is it?"): rag.answer.aspects quotes it, or says none.
 _ASPECTS = (
     (
         "speed",
@@ -152,7 +151,8 @@ _ASPECTS = (
         re.compile(
             r"\b(?:is\s+(?:there|the)\s+(?:any\s+)?code|code\s+(?:available|released|link|repo)"
             r"|source\s+code|github|open[- ]?sourced?|(?:release|released|share|shared)\s+"
-            r"(?:the\s+|their\s+|its\s+)?code|where(?:'s|\s+is)\s+(?:the\s+)?code)\b"
+            r"(?:the\s+|their\s+|its\s+)?code|where(?:'s|\s+is)\s+(?:the\s+)?code"
+            r"|(?:have|has|provide|provides|come\s+with|comes\s+with)\s+(?:any\s+|the\s+)?code)\b"
             # "any code?", "code?", "code link pls", "any code for it?": of code alone, or
             # after a pointer ("the third one - any code?")
             r"|(?:^|[,;:–—-]\s)\W*(?:(?:any|some|the)\s+)?code\s*(?:links?|repos?)?\s*"

@@ -360,6 +360,12 @@ class PaperPeople:
             return ""
         name, frame = person.written.split(), _asking_words()
         marker = list(phrase_pattern(tuple(lists["person_topic"])).finditer(question))
+        if not marker and (zh := _ZH_TOPIC.search(question)):  # "发表了哪些因果发现的论文"
+            said = zh.group(1)  # less a tier it names ("哪些被录用为 oral 的论文": a filter)
+            for tier in sorted((w for ws in words()["tiers"].values() for w in ws), key=len)[::-1]:
+                said = re.sub(rf"(?:被录用为|录用为)?\s*{re.escape(tier)}", " ", said, flags=re.I)
+            said = " ".join(said.split()).strip(" 的")
+            return said if re.search(r"[\u4e00-\u9fff]{2}", said) else ""
         if marker:
             after = fold(_CLAUSE.split(question[marker[-1].end() :])[0])
             run = after[: _at(after, name)]
@@ -411,6 +417,10 @@ def _asking_words() -> frozenset[str]:
 
 
 # Where the words of a topic end: a clause's punctuation, or a dash between spaces.
+# "Kun Zhang 发表了哪些因果发现的论文": the words between "哪些" and "(的)论文"
+_ZH_TOPIC = re.compile(
+    r"(?:哪些|什么|几篇)\s*([\u4e00-\u9fff][\u4e00-\u9fff\w -]{1,19}?)的?(?:论文|文章)"
+)
 _CLAUSE = re.compile(r"[?!;,.。，？！；]\s|[?!;,。，？！；]|\s[-–—]+\s")
 
 

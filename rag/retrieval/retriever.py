@@ -60,10 +60,12 @@ class Retriever:
         diverse: bool = False,
         mode: Mode = "hybrid",
         read_names: bool = True,
+        with_records: int = 0,
     ) -> list[RetrievedPaper]:
         """The `k` best papers for `query`, one entry per paper, best first. `read_names`:
         off for a search the assistant wrote of papers' titles ("more like these"), where a
-        name or an author's surname ("Markov") asks for no paper."""
+        name or an author's surname ("Markov") asks for no paper. `with_records`: after them, as
+        many title records as their titles are closest (a list judges them by their titles)."""
         if k is None:
             k = self.settings.k
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
@@ -82,6 +84,7 @@ class Retriever:
             vector, fetch * (2 if records else 1), filters.tiers or None
         )
         closest = dense[0] if dense else None  # records included: a described record
+        near = [hit for hit in dense if hit.paper_id in records]
         dense = [hit for hit in dense if hit.paper_id not in records][:fetch]
         similarity: dict[str, float] = {}
         dense_ranks: dict[str, int] = {}
@@ -149,7 +152,7 @@ class Retriever:
             if asked.one_paper and not titled and match is None and closest is not None:
                 titled = described(closest, dense, records)
             # A title quoted ('explain "Not All Heads Matter"'), of any paper: first.
-            quoted = [] if asked.listing else self.titles.quoted(original, keyword)
+            quoted = [] if asked.listing else self.titles.quoted(original, keyword, match is None)
             titled = quoted + [pid for pid in titled if pid not in quoted]
             ranked, fused = lifted(ranked, titled, fused)
             asked_by |= dict.fromkeys(titled, "title")
@@ -190,26 +193,18 @@ class Retriever:
                 break
         if diverse:
             return self._mmr(results, k)
-        return results[:k]
+        shown = {r.paper.id for r in results[:k]}
+        return results[:k] + (self._titled(near, with_records, filters, shown) if shown else [])
 
-    def title_records(
-        self, query: str, n: int, filters: Filters | None = None
+    def _titled(
+        self, hits: list[DenseHit], n: int, filters: Filters, shown: set[str]
     ) -> list[RetrievedPaper]:
-        """The `n` title records (no abstract in the corpus) whose titles are closest to
-        `query`, for a list to judge by their titles: `search` leaves them out, since a title's
-        few words would outrank abstracts."""
-        filters = filters or Filters()
-        query = english_query(without_venue(self.spelled(query.strip())))
-        records = self.people.current().titles
-        if not query or not records or n < 1:
-            return []
-        vector = self.embeddings.embed_query(query)
-        hits = self.index.dense_search(vector, n * 20, filters.tiers or None)
-        near: dict[str, float] = {}  # best first: a record's one chunk is its title
-        for hit in hits:
-            if hit.paper_id in records:
+        """The `n` title records of the dense `hits` (best first) not `shown`, as candidates."""
+        near: dict[str, float] = {}  # a record's one chunk is its title
+        for hit in hits if n > 0 else []:
+            if hit.paper_id not in shown:
                 near.setdefault(hit.paper_id, hit.similarity)
-        papers = self.index.get_papers(list(near))
+        papers = self.index.get_papers(list(near)) if near else {}
         found = [papers[p] for p in near if p in papers and filters.accepts(papers[p])]
         return [RetrievedPaper(p, near[p.id], near[p.id]) for p in found[:n]]
 
@@ -328,7 +323,8 @@ class Retriever:
         """Each paper's relevance to `topic`, on the scale of `threshold`, from its own vector
         (a person's papers, found by name, were never searched for the topic)."""
         vectors = self.index.paper_vectors([p.id for p in papers])
-        query = np.asarray(self.embeddings.embed_query(english_query(topic)))
+        topic = english_query(topic)  # "因果发现": "causal discovery"
+        query = np.asarray(self.embeddings.embed_query(topic))
         cosine = {
             pid: float(v @ query / (np.linalg.norm(v) * np.linalg.norm(query) or 1.0))
             for pid, v in vectors.items()

@@ -27,12 +27,10 @@ surfaces?"): `PHRASE_WORDS` content words or more, `MIN_WEIGHT` of rarity, held 
 title. A long part may be quoted from memory: one word missed or said another way, a word of
 the question's own between two of its words ("contextualizing biological perturbation
 experiments with language"), `NEARLY` of its weight.
-A question is read as typed: Greek letters spelled out ("gamma-MoD" is "γ − MoD"), a word
-no title or abstract holds taken for its American spelling ("decentralised") or for the one
-title word a typing slip away ("languge"), the words of a person it names left out, and a
-question in parts ("X - does it beat Y?") read part by part as well. A Chinese question is read
-by its Latin words, and its gloss may complete a part of the title they begin ("好像叫 Temporal
-Flexibility ... 脉冲神经网络").
+A question is read as typed: Greek letters spelled out, a word no title or abstract holds
+taken for its American spelling or the title word a typing slip away ("languge"), a named
+person's words left out, a question in parts read part by part; a Chinese one by its Latin
+words, its gloss completing a part of the title they begin.
 """
 
 from __future__ import annotations
@@ -62,8 +60,8 @@ RUN_SHARE = 0.5  # of the title's weight, for a contiguous run of its words
 PHRASE_WORDS = 3  # content words of a title part written out whole inside a question
 RUN_WORDS = 4  # content words of such a run at least ("sequential decision making" is a topic)
 NEARLY = 0.75  # of a long title part's weight, written out from memory (one word missed)
-# Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too),
-# "SONICS: Synthetic Or Not - Identifying Counterfeit Songs" (three parts).
+# Where a title's parts meet: "Head: Subtitle", "Head - Subtitle" (en or em dash too).
+_THE_X = re.compile(r"\bthe\s+((?:[\w,'-]+\s+){2,8}?)(?:paper|one)\b", re.IGNORECASE)
 _PARTS = re.compile(r"\s*:\s+|:(?=[A-Z])|\s+(?:-{1,2}|[\u2013\u2014])\s+")
 
 
@@ -224,27 +222,30 @@ class TitleIndex:
         said = title_words(title_text(text))
         return bool(said) and bool(set.intersection(*(self.postings.get(w, set()) for w in said)))
 
-    def quoted(self, question: str) -> list[str]:
+    def quoted(self, question: str, called: bool = True) -> list[str]:
         """The paper, with or without an abstract, whose title the question quotes: its
-        opening words or a whole part of it, `PHRASE_WORDS` content words or more, in order,
-        in quotes ('explain "Not All Heads Matter"', '"Scaling LLM Test-Time Compute
-        Optimally" - main finding?'), held in order by no other title; or, unquoted, its
-        head before ": " written out whole ("explain the idea behind Not All Heads Matter"),
-        whose words no other title holds all of. Unlike a record's head (`_written_out`), no
-        rarity floor: the quote or the head's place in a title marks it."""
+        opening words or a whole part, `PHRASE_WORDS` content words or more, in order, in
+        quotes ('explain "Not All Heads Matter"'), held in order by no other title; or,
+        unquoted, its head before ": " written out whole, whose words no other title holds
+        all of ("explain the idea behind Not All Heads Matter"). No rarity floor."""
         found: set[str] = set()
         for span in QUOTED.findall(question):
             said = title_words(title_text(next(s for s in span if s)))
             if len(said) < PHRASE_WORDS or any(w not in self.postings for w in said):
                 continue
             held = set.intersection(*(self.postings[w] for w in said))
-            opened = [
-                i
-                for i in held
-                if self.parts[i][0][: len(said)] == said or said in self.parts[i][1:]
-            ]
+            parts = self.parts
+            opened = [i for i in held if parts[i][0][: len(said)] == said or said in parts[i][1:]]
             if len(opened) == 1:
                 found.add(self.ids[opened[0]])
+        for phrase in [] if found or not called else _THE_X.findall(question):
+            # "cite the no pose no problem paper": a head of two words or more, called so
+            said = title_words(title_text(phrase))
+            if len(said) < 2 or any(w not in self.postings for w in said):
+                continue
+            held = set.intersection(*(self.postings[w] for w in said))
+            exact = [i for i in held if len(self.parts[i]) > 1 and self.parts[i][1] == said]
+            found |= {self.ids[exact[0]]} if len(exact) == 1 else set()
         if not found:  # unquoted, a title's head written out whole, in no other title
             sequence = word_sequence(title_text(question))
             heads = {
@@ -420,9 +421,12 @@ class PaperTitles:
     def holds(self, text: str) -> bool:  # `TitleIndex.holds`
         return self.current(self.index.keyword_index()).holds(text)
 
-    def quoted(self, question: str, keyword: KeywordIndex | None = None) -> list[str]:
-        """The paper whose title `question` quotes (`TitleIndex.quoted`)."""
-        return self.current(keyword or self.index.keyword_index()).quoted(question)
+    def quoted(
+        self, question: str, keyword: KeywordIndex | None = None, called: bool = True
+    ) -> list[str]:
+        """The paper whose title `question` quotes, or calls "the ... paper" (`called`: not
+        beside a name, which comes first; `TitleIndex.quoted`)."""
+        return self.current(keyword or self.index.keyword_index()).quoted(question, called)
 
     def writes(self, question: str, paper_id: str, keyword: KeywordIndex | None = None) -> bool:
         """Whether `question` writes the paper's whole title out (`TitleIndex.writes`)."""
