@@ -112,3 +112,17 @@ def test_a_tier_in_a_chinese_persons_question_is_a_filter_not_a_topic(corpus: As
         assert result.citations and all(
             result.sources[c.n - 1].paper.tier == "Oral" for c in result.citations
         )
+
+
+def test_and_in_chinese_after_an_answer_says_what_the_offline_answer_can_do(
+    corpus: Assistant,
+) -> None:
+    """ "and in chinese?" after three turns on optimizers ran a new search for its words and
+    was refused with "ScImage" as the closest paper."""
+    session = Session(corpus)
+    session.answer("whats new in optimizers for llm pretraining, like shampoo or adam variants")
+    result = session.answer("and in chinese?")
+    assert "不做翻译" in result.answer and not result.citations
+    assert all("ScImage" not in s.paper.title for s in result.sources)
+    topic = answer("papers on speech recognition in chinese", assistant=corpus)
+    assert "不做翻译" not in topic.answer

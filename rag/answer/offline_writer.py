@@ -101,7 +101,9 @@ def write_offline(turn: Turn, assistant: Assistant) -> CitedAnswer:
     # "theres a paper saying X, which tier was it": the paper found, its decision first
     tier = read is not None and bool(read.tier_asked) and any(q.n == 1 for q in quotes)
     # "who wrote the paper about adam exploiting l-inf geometry": its record's authors first
-    authors = read is not None and read.authors_of and not listing and any(q.n == 1 for q in quotes)
+    # (not "... believes about who wrote a text": a topic)
+    authors = read is not None and read.authors_of and read.one_paper and not listing
+    authors = authors and any(q.n == 1 for q in quotes)
     if presence or tier or authors:  # "was it at iclr 25?": yes, and as what, first
         paper = sources[0].paper
         title = inert_markers(" ".join(paper.shown_title.split()))

@@ -162,7 +162,9 @@ def _prepare(
     rest, aside = aside_unrecorded(meant)  # "...? i think it got an outstanding paper award"
     if rest:
         text = meant = rest
-    elif unrecorded := unrecorded_kind(meant):  # "the most citations?", "book me a hotel"
+    elif (unrecorded := unrecorded_kind(meant)) and not (
+        unrecorded == "reply_language" and assistant.chat_model is not None  # a model writes it
+    ):  # "the most citations?", "book me a hotel", offline "and in chinese?"
         turn = Turn(question, meant, [], meant=meant)
         turn.result = unrecorded_answer(turn, assistant, unrecorded)
         return turn

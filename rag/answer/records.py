@@ -358,7 +358,7 @@ def aside_unrecorded(question: str) -> tuple[str, str]:
 
 
 def unrecorded_answer(turn: Turn, assistant: Assistant, kind: str) -> CitedAnswer:
-    """What the records hold, and that this (`kind`: "unrecorded", "off_task") is not among
-    it: no search for its words; an abstention (nothing answers it)."""
+    """What the records hold, and that this (`kind`: "unrecorded", "off_task",
+    "reply_language") is not among it: no search for its words; an abstention."""
     said = records_cited(turn, [message(kind, turn.question)], [], assistant, rest=False)
     return replace(said, abstained=True)

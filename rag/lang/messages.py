@@ -90,6 +90,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "title, authors, decision (Oral, Spotlight or Poster), abstract and OpenReview link; "
         "it has no other venue's papers, no citation counts and no awards, nor the "
         "conference's acceptance rate or place, so it cannot answer this.",
+        "reply_language": "The offline answerer quotes the abstracts as written, in English, "
+        "and does not translate them. Ask your question in Chinese and the text around the "
+        "quotes is in Chinese; with a language model configured, answers are written in the "
+        "language asked. (离线回答逐字引用英文摘要，不做翻译；用中文提问时，引文之外的文字"
+        "为中文。)",
         "off_task": f"I answer questions about {VENUE.label}'s accepted papers (topics, "
         "methods, results, authors, decisions), quoting their abstracts; I cannot do other "
         'tasks such as bookings, poems or code. Ask, for example, "papers on diffusion models".',
@@ -243,6 +248,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "也没有获奖信息、录用率或会议地点，因此无法回答这个问题。",
         "reused": "本回答只依据上一个回答的来源{marks}，没有重新检索",
         "reused_discussed": "本回答只依据本次对话引用过的论文{marks}，没有重新检索",
+        "reply_language": "离线回答逐字引用英文摘要，不做翻译；用中文提问时，引文之外的文字为"
+        "中文。配置语言模型后，回答会用提问的语言写成。",
         "off_task": f"我只回答关于 {VENUE.label} 录用论文的问题（主题、方法、结果、作者、"
         "录用结果），并引用论文摘要；无法完成其他任务，例如预订、写诗或写代码。"
         "可以这样问：“关于 diffusion models 的论文”。",

@@ -30,7 +30,18 @@ def unrecorded_kind(text: str) -> str:
     "" for a question the records may answer."""
     if has(text, "off_task"):
         return "off_task"
+    if _REPLY_LANGUAGE.match(text.strip()):  # "and in chinese?": the abstracts are English
+        return "reply_language"
     return "unrecorded" if says_unrecorded(text) else ""
+
+
+# A question that only asks for another reply language ("and in chinese?", "用中文回答").
+_REPLY_LANGUAGE = re.compile(
+    r"(?:(?:and|ok|now|so|please|pls|can\s+you|could\s+you)\s+)*(?:(?:answer|reply|say|write|"
+    r"explain|translate)\s+(?:it\s+|that\s+|this\s+)?)?(?:in|into)\s+(?:chinese|mandarin)"
+    r"(?:\s+(?:please|pls))?\W*$|(?:请|能|可以|能不能)?(?:用|说|翻译成)?中文(?:回答|说|呢|吧|版)?\W*$",
+    re.IGNORECASE,
+)
 
 
 def beside_unrecorded(question: str) -> str:
