@@ -78,8 +78,8 @@ def tuned(row: dict[str, Any]) -> bool:
 
 
 def score(cited: set[str], gold: set[str], k: int) -> Pair:
-    """Precision over all the answer cites; recall of at most min(|gold|, k) papers, which a
-    list that names title records after its k quoted papers may exceed (capped at 1)."""
+    """Precision over all the answer cites; recall of min(|gold|, k) papers, capped at 1 (an
+    answer that cited more than k papers would exceed it)."""
     hit = len(cited & gold)
     return (hit / len(cited) if cited else 0.0, min(1.0, hit / min(len(gold), k)) if gold else 1.0)
 
@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     golds = [read.get(row["id"], set()) if read else set(row["gold_ids"]) for row in rows]
     # The rule-made sets were made over abstracts: a title record they cannot judge is not
     # scored there; the read sets judged the records a list may name by their titles.
-    unjudged = frozenset() if read else frozenset(assistant.retriever.people.current().titles)
+    titles = frozenset(assistant.retriever.people.current().titles)
+    unjudged = frozenset() if read else titles
     for label, change in runs:
         cited_at = {k: written(assistant, rows, k, change) for k in (5, 10)}
         five, ten = (
@@ -309,7 +310,6 @@ def main(argv: list[str] | None = None) -> int:
             for k in (5, 10)
         )
         print(line(label, rows, five, ten))
-        titles = frozenset(assistant.retriever.people.current().titles)
         named = [cited & titles for cited in cited_at[10]]
         if any(named):
             relevant = sum(len(n & g) for n, g in zip(named, golds, strict=True))

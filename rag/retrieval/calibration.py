@@ -108,7 +108,7 @@ class Calibration:
     list_pool: int = 20
     # Beside them, the list_records title records (no abstract in the corpus) whose titles are
     # closest to the question, judged by their titles by the same rule (the best cosine being
-    # the abstracts'), named after the papers quoted.
+    # the abstracts'), named after the papers quoted, within the sources setting.
     list_records: int = 5
 
     # The topic map (rag.explore.topicmap): weight of the map coordinates (in [-1, 1]) beside
