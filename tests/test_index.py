@@ -204,10 +204,11 @@ def test_stats_json_has_exactly_the_documented_keys(
 ) -> None:
     assert main(["stats", "--json", "--index", str(seed_settings.store.index_dir)]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert set(stats) == {"papers", "chunks", "embedding_model"}
+    assert set(stats) == {"papers", "untitled", "chunks", "embedding_model"}
     snapshot = index_snapshot(seed_settings)
     assert stats == {
         "papers": 38,
+        "untitled": 38,  # the seed files alone: no title list names any of them
         "chunks": snapshot["chunks"],
         "embedding_model": "all-MiniLM-L6-v2",
     }

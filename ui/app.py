@@ -272,8 +272,12 @@ if assistant is not None:
     with corpus_slot:
         try:
             stats = assistant.stats()
+            # "3,704 papers + 12 untitled abstracts": the conference's count, then the seeds'
+            untitled = stats.get("untitled", 0)
+            papers = f"**{stats['papers'] - untitled:,}** papers"
+            papers += f" + **{untitled}** untitled abstracts" if untitled else ""
             st.markdown(
-                f"**{stats['papers']:,}** papers · **{stats['chunks']:,}** chunks  \n"
+                f"{papers} · **{stats['chunks']:,}** chunks  \n"
                 f"Embeddings: {escape_text(str(stats['embedding_model']))}"
             )
         except StoreError as e:

@@ -22,8 +22,9 @@ class Aspect:
     links: bool = False  # its addresses are repeated in a code block, to be copied whole
 
 
-# A web address in an abstract, up to a space or a character no address holds as written.
-_URL = re.compile(r"https?://[^\s<>\"'`\\{}|^]+")
+# A web address in an abstract, up to a space or a character no address holds as written
+# (nor a Markdown link's brackets: "[https://github.com/x/y](https://github.com/x/y)").
+_URL = re.compile(r"https?://[^\s<>\"'`\\{}|^\[\]]+")
 
 
 # Which aspect a question asks (`Wants.aspect`) is read in rag.lang.question_kind.

@@ -75,6 +75,19 @@ def inert_markers(text: str) -> str:
     return MARKER.sub(lambda m: "[" + QUOTED_BRACKET + m.group(0)[1:], text)
 
 
+def paper_line(n: int, paper: Paper, facts: Sequence[str], no_abstract: str) -> str:
+    """`- **Title** [n]: fact · fact`, with `no_abstract` (its wording) for a title record."""
+    if not paper.has_abstract:
+        facts = [*facts, no_abstract]
+    title = inert_markers(" ".join(paper.shown_title.split()))
+    return f"- **{title}** [{n}]: " + " · ".join(f for f in facts if f)
+
+
+def title_quote(n: int, paper: Paper) -> Quote:
+    """A title record's evidence: its title, as what it is (the corpus has no abstract)."""
+    return Quote(n, paper.id, paper.title, 1.0)
+
+
 def check_citations(text: str, valid: set[int]) -> CheckedAnswer:
     """Remove numbers outside `valid` from the markers (a marker left empty goes), count them."""
     pieces: list[str] = []

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from rag.answer.citations import Quote, inert_markers
+from rag.answer.citations import Quote, inert_markers, paper_line, title_quote
 from rag.answer.support import spell_out
 from rag.common.similarity import lexical_scores, mmr, terms, unit_rows
 from rag.index.passages import Passage, contribution, passages
@@ -154,10 +154,10 @@ def _listed(
         own = [s for s, _ in candidates if s.n == n]
         paper = sources[n - 1].paper
         if not paper.has_abstract:  # a title record judged by its title: its record, cited
-            title = inert_markers(" ".join(paper.shown_title.split()))
-            facts = [inert_markers(paper.decision or ""), fixed["no_abstract"]]
-            lines.append(f"- **{title}** [{n}]: " + " · ".join(f for f in facts if f))
-            quotes.append(Quote(n, paper.id, paper.title, 1.0))
+            lines.append(
+                paper_line(n, paper, [inert_markers(paper.decision or "")], fixed["no_abstract"])
+            )
+            quotes.append(title_quote(n, paper))
             continue
         if not own:
             continue

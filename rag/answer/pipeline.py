@@ -51,9 +51,11 @@ from rag.answer.followup import follow_up, searched_instead
 from rag.answer.judge import Judge, compared_papers, judged_on_topic, kept, left_out
 from rag.answer.model_judge import ModelJudge
 from rag.answer.records import (
+    IN_CHINESE,
     all_shown_answer,
     aside_unrecorded,
     by_authors_answer,
+    in_chinese,
     question_filters,
     record_answer,
     title_records_answer,
@@ -143,7 +145,7 @@ def _prepare(
     conversation: Sequence[CitedAnswer] = (),
 ) -> Turn:
     """The turn up to the write stage: its sources and what the judge kept, or its result."""
-    text = question_text(question)
+    text = question_text(question).removesuffix(IN_CHINESE)
     # A follow-up's words as meant too ("secnd one?"): the index's spelling, as for a search.
     spelling = assistant.retriever.spelling()
     meant = spelling.text(text)
@@ -160,9 +162,26 @@ def _prepare(
         turn.result = all_shown_answer(turn, previous, assistant)
         return turn
     rest, aside = aside_unrecorded(meant)  # "...? i think it got an outstanding paper award"
+    unrecorded = "" if rest else unrecorded_kind(meant)
     if rest:
         text = meant = rest
-    elif (unrecorded := unrecorded_kind(meant)) and not (
+    elif unrecorded == "reply_language" and assistant.chat_model is None and conversation:
+        # Offline "and in chinese?": the previous question again, as it was asked, its text
+        # around the quotes in Chinese (the quotes stay as the abstracts write them).
+        last, before_it = conversation[-1], conversation[:-1]
+        shown = next((a for a in reversed(before_it) if not a.abstained), None)
+        return _prepare(
+            in_chinese(last.question),
+            history[:-2],
+            assistant,
+            filters,
+            k,
+            budget,
+            shown,
+            about,
+            before_it,
+        )
+    elif unrecorded and not (
         unrecorded == "reply_language" and assistant.chat_model is not None  # a model writes it
     ):  # "the most citations?", "book me a hotel", offline "and in chinese?"
         turn = Turn(question, meant, [], meant=meant)

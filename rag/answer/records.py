@@ -12,9 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rag.answer.assistant import Assistant, Turn
-from rag.answer.citations import CitedAnswer, Quote, cite, inert_markers, numbered
+from rag.answer.citations import (
+    CitedAnswer,
+    Quote,
+    cite,
+    inert_markers,
+    numbered,
+    paper_line,
+    title_quote,
+)
 from rag.answer.extractive import contribution_sentence
 from rag.answer.followup import bibtex_lines, idea_line, record_fact
 from rag.answer.refusal import person_refusal
@@ -26,9 +35,17 @@ from rag.lang.intent import (
     without_venue,
 )
 from rag.lang.messages import message, question_language
-from rag.lang.scope import beside_unrecorded, unrecorded_kind  # noqa: F401 (for rag.answer.pipeline)
+from rag.lang.scope import (  # noqa: F401 (for rag.answer.pipeline)
+    IN_CHINESE,
+    beside_unrecorded,
+    in_chinese,
+    unrecorded_kind,
+)
 from rag.lang.source_names import title_name
 from rag.types import Filters, Paper, RetrievedPaper
+
+if TYPE_CHECKING:
+    from rag.retrieval.people import Person
 
 
 def question_filters(
@@ -52,16 +69,14 @@ def question_filters(
 def record_quote(n: int, paper: Paper) -> Quote:
     """What a citation of a record shows: the sentence saying what the paper contributes, or
     for a title record (no abstract in the corpus) its title, as what it is."""
-    text = contribution_sentence(paper.abstract) if paper.has_abstract else paper.title
-    return Quote(n, paper.id, text, 1.0)
+    if not paper.has_abstract:
+        return title_quote(n, paper)
+    return Quote(n, paper.id, contribution_sentence(paper.abstract), 1.0)
 
 
 def record_line(n: int, paper: Paper, facts: list[str], question: str) -> str:
     """`- **Title** [n]: fact · fact`, with the no-abstract mark for a title record."""
-    if not paper.has_abstract:
-        facts = [*facts, message("no_abstract", question)]
-    title = inert_markers(" ".join(paper.shown_title.split()))
-    return f"- **{title}** [{n}]: " + " · ".join(f for f in facts if f)
+    return paper_line(n, paper, facts, message("no_abstract", question))
 
 
 def record_answer(
@@ -92,7 +107,8 @@ def record_answer(
                 theirs = [RetrievedPaper(found[i], 1.0, 1.0) for i in ids if i in found]
             return _person_answer(turn, theirs, person.names, len(ids), assistant)
         if asked.tiers:  # "Yann LeCun's orals": none of theirs has the tier the question names
-            return _none_of_theirs(turn, person.names, person.paper_ids, asked.tiers, assistant)
+            topic = retriever.people.topic(without_venue(turn.standalone), person)
+            return _none_of_theirs(turn, person, asked.tiers, assistant, topic)
     elif (
         not asked_for  # "who wrote X?"
         and (absent := retriever.people.absent(turn.standalone, asked.people)) is not None
@@ -276,21 +292,27 @@ def _person_on_topic(
 
 
 def _none_of_theirs(
-    turn: Turn,
-    names: tuple[str, ...],
-    ids: tuple[str, ...],
-    tiers: tuple[str, ...],
-    assistant: Assistant,
+    turn: Turn, person: Person, tiers: tuple[str, ...], assistant: Assistant, topic: str
 ) -> CitedAnswer:
     """A person's papers when none has the tier the question filters by: said, and theirs
-    listed with their tiers, up to the sources setting."""
-    question = turn.question
-    found = assistant.retriever.index.get_papers(list(ids))
-    theirs = [RetrievedPaper(found[i], 0.0, 0.0) for i in ids if i in found]
-    theirs = theirs[: assistant.settings.retrieval.k]
-    head = message("by_person_none", question).format(
-        name=_named(names), n=len(ids), tiers=" / ".join(tiers)
+    listed with their tiers, those on the question's `topic` when it names one and any is
+    ("yoshua bengio gflownet papers, any spotlights?"), up to the sources setting."""
+    question, retriever = turn.question, assistant.retriever
+    found = retriever.index.get_papers(list(person.paper_ids))
+    theirs = [RetrievedPaper(found[i], 0.0, 0.0) for i in person.paper_ids if i in found]
+    key = "by_person_none"
+    if topic:
+        scores = retriever.topic_relevance(topic, [s.paper for s in theirs])
+        ranked = sorted(zip(scores, theirs, strict=True), key=lambda p: -p[0])
+        on = [s for score, s in ranked if score >= retriever.threshold]
+        theirs, key = (on, "by_person_none_topic") if on else (theirs, key)
+    head = message(key, question).format(
+        name=_named(person.names),
+        n=len(person.paper_ids),
+        tiers=" / ".join(tiers),
+        topic=inert_markers(topic),
     )
+    theirs = theirs[: assistant.settings.retrieval.k]
     return records_cited(turn, _with_tiers(head, theirs, question), theirs, assistant, rest=False)
 
 

@@ -303,7 +303,8 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
         print(json_line(stats))
     else:
         say(
-            f"{stats['papers']} papers, {stats['chunks']} chunks, "
+            f"{stats['papers']} papers ({stats['untitled']} of them untitled abstracts), "
+            f"{stats['chunks']} chunks, "
             f"embedding model {stats['embedding_model']}"
         )
     return 0

@@ -398,8 +398,12 @@ class PaperIndex:
 
     def stats(self) -> dict[str, Any]:
         try:
+            undecided = self.papers.get(where={"decision": ""}, include=["metadatas"])  # seeds'
+            metadata = zip(undecided["ids"], undecided["metadatas"] or [], strict=True)
+            untitled = sum(paper_from_metadata(i, None, dict(m)).untitled for i, m in metadata)
             return {
                 "papers": self.papers.count(),
+                "untitled": untitled,
                 "chunks": self.chunks.count(),
                 "embedding_model": self.manifest().embedding_model,
             }

@@ -69,11 +69,8 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     for phrase in sorted(phrases, key=len, reverse=True):
         body = r"\s+".join(re.escape(w) for w in phrase.split())
         # An English phrase ends at a letter or digit, not at a Chinese character: "spotlight里".
-        parts.append(
-            body
-            if _chinese(phrase)
-            else rf"(?<![^\W\u4e00-\u9fff]|')(?:{body})(?![^\W\u4e00-\u9fff])"
-        )
+        word = rf"(?<![^\W\u4e00-\u9fff]|')(?:{body})(?![^\W\u4e00-\u9fff])"
+        parts.append(body if _chinese(phrase) else word)
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
@@ -258,7 +255,9 @@ def _opens_list(text: str) -> bool:
     """ "Which papers ...", "List ...", "Any papers on ...": an English list question opens with
     its word; a Chinese one holds it anywhere ("关于 X 的论文有哪些")."""
     m = phrase_pattern(tuple(words()["words"]["list_openers"])).search(text)
-    return m is not None and (_chinese(m.group()) or not text[: m.start()].strip())
+    if m is None or "作者" in (text[m.start() - 2 : m.start()], text[m.end() : m.end() + 2]):
+        return False  # none; or "那篇论文的作者有哪些", "哪些作者": who wrote it, not papers
+    return _chinese(m.group()) or not text[: m.start()].strip()
 
 
 def _yes_no_span(text: str, said: list[str], zh: bool) -> tuple[int, int] | None:

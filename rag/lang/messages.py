@@ -113,6 +113,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "index is on {topic}, by its title and abstract; their papers are:",
         "by_person_none": "None of the {n} papers with {name} among their authors in the index "
         "is {tiers}; their papers are:",
+        "by_person_none_topic": "None of the {n} papers with {name} among their authors in the "
+        "index is {tiers}; those on {topic} are:",
         "no_author": "No paper in the index lists {name} among its authors (the papers' "
         "author lists hold names only, no affiliations).",
         "similar_authors": "Authors in the index with a similar name:",
@@ -263,6 +265,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "by_person_off_topic": "索引中作者包括 {name} 的 {n} 篇论文，"
         "从标题和摘要看没有一篇关于 {topic}；这些论文是：",
         "by_person_none": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；这些论文是：",
+        "by_person_none_topic": "索引中作者包括 {name} 的 {n} 篇论文没有一篇是 {tiers}；"
+        "其中关于 {topic} 的论文是：",
         "no_author": "索引中没有任何论文的作者列表包含 {name}（作者列表只有姓名，没有单位）。",
         "similar_authors": "索引中姓名相近的作者：",
         "author_papers": "{name}（{n} 篇论文）",

@@ -8,12 +8,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rag.common.similarity import STOPWORDS, terms
+from rag.common.similarity import FUNCTION_WORDS, STOPWORDS, terms
 
 SUMMARY_REQUEST = re.compile(
     r"\b(?:summari[sz]e|summari[sz]ing|summary|overview|tl;?dr|gist)\b", re.IGNORECASE
 )
-
 
 # "... papers" ending a question ("mixture of experts papers please"): a list's frame.
 _THEN_PAPERS = r"\s+papers(?:\s+(?:this\s+year|only|please|pls|plz))*\s*[?.!]*$"
@@ -68,7 +67,7 @@ LIST_REQUEST_ZH = re.compile(
     r"|关于[^？?]{1,60}?的(?:论文|文章|工作|研究)|(?:列出|列举|推荐)[^？?]{0,10}?(?:论文|文章)"
     r"|找(?:一些|些|几篇)[^？?，,。]{0,60}?(?:论文|文章|工作|研究)"
     # "时间序列预测的 foundation model 有哪些": a topic, then "which are there", ending it
-    r"|^(?!.*(?:这篇|该|它))[^？?，,。]{2,40}?\s*有哪些\s*[？?]?\s*$"
+    r"|^(?!.*(?:这篇|那篇|该|它|作者有))[^？?，,。]{2,40}?\s*有哪些\s*[？?]?\s*$"
 )
 # What is left after the list's frame: the words a listed paper must be about
 # ("Which papers propose benchmarks for web agents?" -> "benchmarks for web agents?").
@@ -89,7 +88,6 @@ WHICH_HOW = re.compile(
     re.IGNORECASE,
 )
 
-
 # ...and whether it asks what a paper found ("how much faster", "compare", "the main theorem")
 WANTS_RESULTS = re.compile(
     r"\bhow\s+(?:much|many|fast|large|well|big|often|good)\b|\bcompar\w*|\bthan\b|"
@@ -98,7 +96,6 @@ WANTS_RESULTS = re.compile(
     re.IGNORECASE,
 )
 
-
 # ...or how a paper is evaluated ("How are LLM agents evaluated on ...?"): its benchmark and
 # result sentences, not the sentence that names the method.
 WANTS_EVALUATION = re.compile(
@@ -106,7 +103,6 @@ WANTS_EVALUATION = re.compile(
     r"|assess)\w*|\bevaluat\w*\s+(?:on|against|with)\b",
     re.IGNORECASE,
 )
-
 
 # "How does X decide / work / ...?": how a named method does something (not how well).
 HOW_IT_WORKS = re.compile(
@@ -179,15 +175,14 @@ _ASPECTS = (
     ),
 )
 
-
 # "in 2 sentences", "in one sentence", "用两句话": how many sentences the answer may have
 _SENTENCES = re.compile(
     r"\b(?:in|with|using)\s+(a|one|two|three|four|five|[1-5])\s+sentences?\b"
     r"|\b(one|two|three)-sentence\b|用?\s*(一|两|二|三|[1-5])\s*句话",
     re.I,
 )
-_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "一": 1, "两": 2}
-_COUNTS |= {"二": 2, "三": 3}
+_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_COUNTS |= {"一": 1, "两": 2, "二": 2, "三": 3}
 
 
 def sentences_asked(question: str) -> int:
@@ -227,7 +222,6 @@ _POINTS_OUTSIDE = re.compile(
     re.IGNORECASE,
 )
 
-
 _FOLLOWS_ON_ZH = re.compile(r"其中|这些|那些|它们|它的|它|这篇|那篇")
 
 
@@ -258,7 +252,6 @@ _NARROWS = re.compile(
     r"(?:for|in|on|with|without|when|if|using|under|at|only|just|those|ones|papers)\b", re.I
 )
 
-
 _ON_SUBJECT = re.compile(r"\b(?:on|about|regarding)\s+([^?.!。？！]+)", re.IGNORECASE)
 
 
@@ -282,7 +275,7 @@ def with_subject(previous: str, new: str) -> str:
         old = about.group(1) if about else previous[: listed.start()]
         old = _ASKING_ZH.sub("", old.strip(" ，,：:")).strip()
         return previous.replace(old, new, 1) if old else f"{new}有哪些论文？"
-    old = (list_subject(previous) if is_list_request(previous) else subject(previous)) or ""
+    old = (list_subject(previous, False) if is_list_request(previous) else subject(previous)) or ""
     if not old and (ons := _ON_SUBJECT.findall(previous)):
         old = ons[-1]  # "any orals on jailbreaks?": the words after its last "on"
     old = old.rstrip(" ?.!。？！")
@@ -301,11 +294,11 @@ def is_list_request(question: str) -> bool:
     return bool(LIST_REQUEST.search(question) or LIST_REQUEST_ZH.search(question))
 
 
-def list_subject(question: str) -> str:
+def list_subject(question: str, qualify: bool = True) -> str:
     """What a list question asks papers to be about: the words after its frame ("Which papers
     study", "Any work on", "List papers that"); the whole question when no frame is found or
     nothing follows it. An English question (for a Chinese one, its gloss: the gloss drops
-    the frame)."""
+    the frame); `qualify`: with the topic written before "papers about X" (X alone: False)."""
     found = LIST_REQUEST.search(question)
     if found is None:  # a list by its number or tier ("new to X, can you recommend 3 papers?")
         asked = without_asking(question)  # "ICL theory papers, spotlight only": not "papers"
@@ -321,7 +314,17 @@ def list_subject(question: str) -> str:
         rest = before if _topic_words(before) else ""  # "Which papers?" names no topic
     # "... dealt with scaling laws — a couple would be enough": the number was taken out
     rest = re.sub(r"\s+[—–-]\s*\.?$", "", rest)
+    if rest and qualify and found.group(0).lower().startswith("papers"):
+        rest = f"{_topic_before(question[: found.start()])} {rest}".lstrip()
     return rest or question
+
+
+def _topic_before(before: str) -> str:
+    """The topic written before "papers about" ("conformal prediction papers about fairness"),
+    or "" ("any good papers about X", "ICLR 2025 papers on X": no topic of two words)."""
+    words, topical = re.findall(r"[a-z0-9][\w\-]*", before.lower()), _topic_words(before)
+    plain = all(w in topical or w in FUNCTION_WORDS for w in words)
+    return before.strip() if len(topical) >= 2 and plain else ""
 
 
 # Where a subject written before its list frame starts: after "papers (this year) on".
@@ -360,7 +363,6 @@ READING = frozenset(
     "paper papers work works study studies out first list show give tell name find suggest "
     "some few any please thanks you anything something one year years couple enough".split()
 )
-
 
 # Words that point back at the preamble: then it holds the topic.
 _POINTS_BACK = frozenset("it its their them they this these those such".split())
@@ -409,11 +411,9 @@ _SUBJECT_ZH = re.compile(
 def subject(question: str) -> str | None:
     """What a "What is X?" / "Summarize X" / "X 是什么？" question asks about, or None."""
     text = unicodedata.normalize("NFKC", question).strip()
-    m = _SUBJECT_EN.match(text)
-    if m:
+    if m := _SUBJECT_EN.match(text):
         return m.group("x").strip(" \"'“”")
-    m = _SUBJECT_ZH.match(text)
-    if m:
+    if m := _SUBJECT_ZH.match(text):
         return (m.group("x") or m.group("y") or "").strip(" \"'“”「」《》")
     return None
 

@@ -35,6 +35,16 @@ def unrecorded_kind(text: str) -> str:
     return "unrecorded" if says_unrecorded(text) else ""
 
 
+# A question asked again for a Chinese reader (offline "and in chinese?"): its fixed text is
+# Chinese (`rag.lang.messages.question_language` reads the mark), its search is as asked.
+IN_CHINESE = "（中文）"
+
+
+def in_chinese(question: str) -> str:
+    chinese = any("\u4e00" <= c <= "\u9fff" for c in question)
+    return question if chinese else question + IN_CHINESE
+
+
 # A question that only asks for another reply language ("and in chinese?", "用中文回答").
 _REPLY_LANGUAGE = re.compile(
     r"(?:(?:and|ok|now|so|please|pls|can\s+you|could\s+you)\s+)*(?:(?:answer|reply|say|write|"
