@@ -12,6 +12,9 @@ SIBLING_GFLOWNETS = "HH4KWP8RP5"  # Towards Improving Exploration through Siblin
 SPIKELLM = "ZadnlOHsHv"
 RUOT = "gQlxd3Mtru"  # Learning stochastic dynamics from snapshots through regularized ... OT
 HOMOMORPHISM_COUNTS = "qFw2RFJS5g"  # Homomorphism Counts as Structural Encodings (Bronstein)
+DATA_USAGE = "EUSkm2sVJ6"  # How much of my dataset did you use? Quantitative Data Usage ...
+DP_HYPERPARAMETER_FREE = "2kGKsyhtvh"  # Towards hyperparameter-free optimization with DP
+BRAINCODEC = "b57IG6N20B"
 CHINESE_HEADING = "离线摘录式回答"
 
 
@@ -123,3 +126,29 @@ def test_the_corpus_counts_the_conference_and_the_untitled_abstracts_apart(
     untitled seed abstracts)."""
     stats = corpus.stats()
     assert stats["papers"] - stats["untitled"] == 3704 and stats["untitled"] == 12
+
+
+def test_a_named_paper_compared_with_a_described_one(corpus: Assistant) -> None:
+    """'compare "How much of my dataset did you use?" with the hyperparameter-free DP
+    optimization paper' added an alignment paper sharing one word and compared nothing."""
+    result = answer(
+        'compare "How much of my dataset did you use?" with the hyperparameter-free DP '
+        "optimization paper",
+        assistant=corpus,
+    )
+    assert result.compare == (1, 2)
+    cited = list(dict.fromkeys(c.paper_id for c in result.citations))
+    assert cited == [DATA_USAGE, DP_HYPERPARAMETER_FREE]
+    several = answer("compare flexprefill with other sparse attention methods", assistant=corpus)
+    assert not several.compare  # several papers on one side: no two-paper table
+
+
+def test_what_the_first_one_does_in_chinese_is_its_summary(corpus: Assistant) -> None:
+    """ "第一篇是做什么的" ("what does the first one do") quoted the abstract's opening and its
+    outlook, never the sentence that says what the paper proposes (BrainCodec): 做什么 was
+    glossed "make produce", read as a topic; in English the same turn is its summary."""
+    session = Session(corpus)
+    session.answer("有没有关于脑电EEG压缩的论文")
+    result = session.answer("第一篇是做什么的")
+    assert result.citations[0].paper_id == BRAINCODEC
+    assert "方法：" in result.answer and "we propose BrainCodec" in result.answer

@@ -533,6 +533,7 @@ def test_kill_9_mid_ingest_then_the_same_command_completes(tmp_path: Path, embed
     assert final == wanted
     assert rag_stats(index_dir) == {
         "papers": total,
+        "untitled": 0,  # papers of the JSONL, each with its title
         "chunks": wanted["chunks"],
         "embedding_model": "all-MiniLM-L6-v2",
     }

@@ -118,7 +118,8 @@ def test_cli_stats_and_search_against_the_server(
     assert main(["stats", "--chroma-url", server.url, "--index", cache, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats == {"papers": 38, "chunks": index_snapshot(seed_settings)["chunks"]} | {
-        "embedding_model": "all-MiniLM-L6-v2"
+        "untitled": 38,  # the seed files alone
+        "embedding_model": "all-MiniLM-L6-v2",
     }
 
     args = ["search", REBIND_QUESTION, "--json", "--index", cache]

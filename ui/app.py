@@ -273,9 +273,11 @@ if assistant is not None:
         try:
             stats = assistant.stats()
             # "3,704 papers + 12 untitled abstracts": the conference's count, then the seeds'
+            # (an index of mostly untitled abstracts, the seeds alone: "38 papers")
             untitled = stats.get("untitled", 0)
-            papers = f"**{stats['papers'] - untitled:,}** papers"
-            papers += f" + **{untitled}** untitled abstracts" if untitled else ""
+            apart = 0 < untitled < stats["papers"] - untitled
+            papers = f"**{stats['papers'] - untitled * apart:,}** papers"
+            papers += f" + **{untitled}** untitled abstracts" if apart else ""
             st.markdown(
                 f"{papers} · **{stats['chunks']:,}** chunks  \n"
                 f"Embeddings: {escape_text(str(stats['embedding_model']))}"

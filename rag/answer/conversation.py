@@ -11,7 +11,7 @@ without one, a short pronoun follow-up ("and how fast is it?") joins the questio
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ from rag.lang.pointers import (
     asks_others_by,
     asks_rest,
     compares_all,
+    comparison_sides,
     described,
     is_comparison,
     named_before_pointer,
@@ -184,6 +185,31 @@ def compared_with(text: str, before: Earlier) -> list[RetrievedPaper]:
 
 
 MAX_BESIDE = 4  # earlier papers a comparison with "the other methods" puts beside the one named
+
+
+_SEVERAL = frozenset("other others methods approaches papers works baselines".split())
+_ONE = frozenset("paper work study one".split())  # a side that describes one paper
+
+
+def described_beside(
+    text: str,
+    sources: Sequence[RetrievedPaper],
+    search: Callable[[str], list[RetrievedPaper]],
+) -> bool:
+    """ "compare "How much of my dataset did you use?" with the hyperparameter-free DP
+    optimization paper": one side names the first candidate, the other describes a paper
+    ("the ... paper"), the second candidate, which that side searched alone finds first.
+    Then the two are compared."""
+    sides = comparison_sides(text)
+    named = [s.paper.id for s in sources if s.asked_by in ("name", "title")]
+    if sides is None or len(sources) < 2 or named != [sources[0].paper.id]:
+        return False
+    said = [set(re.findall(r"\w+", side.lower())) for side in sides]
+    if any(_SEVERAL & words for words in said) or not any(_ONE & words for words in said):
+        return False  # "with other sparse attention methods", "with xgboost": not one paper
+    firsts = [next(iter(search(side)), None) for side in sides]
+    found = {f.paper.id for f in firsts if f is not None}
+    return len(firsts) == 2 and found == {sources[0].paper.id, sources[1].paper.id}
 
 
 def rest_of(

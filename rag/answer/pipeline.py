@@ -38,6 +38,7 @@ from rag.answer.conversation import (
     cited_before,
     clean_history,
     compared_with,
+    described_beside,
     discussed,
     earlier,
     more_like,
@@ -299,6 +300,8 @@ def _prepare(
             # "compare X with Y": those papers side by side, as "compare them" after a list
             turn.compare = tuple(n + 1 for n in named)
             turn.citable = len(named)
+    elif intent.compare and described_beside(meant, turn.sources, assistant.retriever.search):
+        turn.compare, turn.citable = (1, 2), 2  # "compare X with the Y paper": X and that one
     return turn
 
 

@@ -305,6 +305,15 @@ def names_both_sides(text: str) -> bool:
 _VERSUS = re.compile(
     r"\b(?:vs\.?|versus|compare[sd]?\s+(?:(?:it|this|that)\s+)?(?:to|with)|than)\b", re.I
 )
+# "compare "Title" with the X paper": X and Y of "compare X with / to / and Y"
+_SIDES = r"^\W*(?:compare|contrast)\s+(?P<x>\"[^\"]+\"|“[^”]+”|.+?)\s+(?:with|to|and|against)\s"
+_COMPARE_SIDES = re.compile(_SIDES + r"+(?P<y>.+)$", re.I)
+
+
+def comparison_sides(text: str) -> tuple[str, str] | None:
+    """X and Y of a question that opens "compare X with Y"; None for any other."""
+    found = _COMPARE_SIDES.match(text.strip())
+    return (found.group("x"), found.group("y")) if found else None
 
 
 def topic_terms(question: str) -> set[str]:
