@@ -269,11 +269,10 @@ def _person_on_topic(
     question, retriever = turn.question, assistant.retriever
     found = retriever.index.get_papers(ids)
     papers = [found[i] for i in ids if i in found]
-    scores = retriever.topic_relevance(topic, papers)
-    ranked = sorted(zip(scores, papers, strict=True), key=lambda p: -p[0])
-    on = [RetrievedPaper(p, s, 0.0) for s, p in ranked if s >= retriever.threshold]
+    ranked = _by_topic(assistant, topic, papers)
+    on = [s for s in ranked if s.score >= retriever.threshold]
     if not on:
-        theirs = [RetrievedPaper(p, s, 0.0) for s, p in ranked][:k]
+        theirs = ranked[:k]
         head = message("by_person_off_topic", question)
         head = head.format(name=_named(names), n=len(papers), topic=inert_markers(topic))
         return records_cited(
@@ -302,9 +301,8 @@ def _none_of_theirs(
     theirs = [RetrievedPaper(found[i], 0.0, 0.0) for i in person.paper_ids if i in found]
     key = "by_person_none"
     if topic:
-        scores = retriever.topic_relevance(topic, [s.paper for s in theirs])
-        ranked = sorted(zip(scores, theirs, strict=True), key=lambda p: -p[0])
-        on = [s for score, s in ranked if score >= retriever.threshold]
+        ranked = _by_topic(assistant, topic, [s.paper for s in theirs])
+        on = [s for s in ranked if s.score >= retriever.threshold]
         theirs, key = (on, "by_person_none_topic") if on else (theirs, key)
     head = message(key, question).format(
         name=_named(person.names),
@@ -314,6 +312,13 @@ def _none_of_theirs(
     )
     theirs = theirs[: assistant.settings.retrieval.k]
     return records_cited(turn, _with_tiers(head, theirs, question), theirs, assistant, rest=False)
+
+
+def _by_topic(assistant: Assistant, topic: str, papers: list[Paper]) -> list[RetrievedPaper]:
+    """A person's `papers`, the closest to `topic` first, each scored by its relevance."""
+    scores = assistant.retriever.topic_relevance(topic, papers)
+    ranked = sorted(zip(scores, papers, strict=True), key=lambda p: -p[0])
+    return [RetrievedPaper(p, s, 0.0) for s, p in ranked]
 
 
 def _named(names: tuple[str, ...]) -> str:

@@ -336,11 +336,11 @@ def load_topic_map(
     path = map_path(index.settings)
     cached = read_cached_map(path, generation)
     # A cache of another index (copied, or rewritten) holds another number of papers.
-    if cached is not None and len(cached) == index.stats()["papers"]:
+    if cached is not None and len(cached) == index.paper_count():
         return cached
     with _compute_lock:
         cached = read_cached_map(path, generation)
-        if cached is not None and len(cached) == index.stats()["papers"]:
+        if cached is not None and len(cached) == index.paper_count():
             return cached
         report = progress or (lambda stage, share: None)
         report("reading the paper vectors", 0.0)

@@ -34,12 +34,7 @@ from rag.models.factory import embeddings_name, vectors_of
 from rag.settings import Settings
 from rag.types import Paper
 
-__all__ = [
-    "IndexMismatchError",
-    "IndexMissingError",
-    "PaperIndex",
-    "StoreError",
-]
+__all__ = ["IndexMismatchError", "IndexMissingError", "PaperIndex", "StoreError"]
 
 SCHEMA = 1
 T = TypeVar("T")
@@ -396,14 +391,16 @@ class PaperIndex:
         got = self._read(lambda: self.papers.get(ids=ids, include=["embeddings"]))
         return {pid: np.asarray(v) for pid, v in zip(got["ids"], got["embeddings"], strict=True)}
 
+    def paper_count(self) -> int:  # no record read, unlike `stats` (its untitled seeds)
+        return self._read(lambda: self.papers.count())
+
     def stats(self) -> dict[str, Any]:
         try:
-            undecided = self.papers.get(where={"decision": ""}, include=["metadatas"])  # seeds'
-            metadata = zip(undecided["ids"], undecided["metadatas"] or [], strict=True)
-            untitled = sum(paper_from_metadata(i, None, dict(m)).untitled for i, m in metadata)
+            got = self.papers.get(where={"decision": ""}, include=["metadatas"])  # the seeds'
+            seeds = zip(got["ids"], got["metadatas"] or [], strict=True)
             return {
                 "papers": self.papers.count(),
-                "untitled": untitled,
+                "untitled": sum(paper_from_metadata(i, None, dict(m)).untitled for i, m in seeds),
                 "chunks": self.chunks.count(),
                 "embedding_model": self.manifest().embedding_model,
             }
